@@ -1,0 +1,97 @@
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppContext } from './context.js';
+import type { Api } from '../http/types.js';
+import { installErrorHandling } from '../errors/error-handler.js';
+import { ErrorBody } from '../http/schemas.js';
+import { authPlugin } from '../auth/auth-plugin.js';
+import { TokenLookup } from '../auth/token-lookup.js';
+import { RateLimiter } from '../auth/rate-limiter.js';
+import { newId } from '../shared/ids.js';
+import { registerHealthRoutes } from '../health/routes.js';
+import { registerMemberRoutes } from '../members/routes.js';
+import { registerTokenRoutes } from '../tokens/routes.js';
+import { registerUsageRoutes } from '../usage/routes.js';
+
+/** A capability adds its /v1 routes through one of these. */
+export type RouteRegistrar = (v1: Api, ctx: AppContext) => void | Promise<void>;
+
+export interface ApiOptions {
+  logger: FastifyServerOptions['logger'];
+  /** Capabilities beyond the foundation (media, datasets, query…). */
+  capabilities?: RouteRegistrar[];
+  /** Extra readiness checks (event store, blob store). */
+  readiness?: Array<() => Promise<void>>;
+}
+
+const jsonBodyLimit = 1024 * 1024;
+
+export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Api> {
+  const app = Fastify({
+    logger: options.logger,
+    genReqId: () => newId.request(),
+    // Client-chosen request ids would let a caller forge log lines; ours are always fresh.
+    requestIdHeader: false,
+    bodyLimit: jsonBodyLimit,
+    trustProxy: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  installErrorHandling(app, { bodyLimit: jsonBodyLimit });
+
+  if (ctx.config.corsOrigins.length) {
+    await app.register(cors, {
+      origin: ctx.config.corsOrigins,
+      exposedHeaders: ['X-Request-Id', 'X-Cache', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'Content-Encoding'],
+      methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    });
+  }
+
+  app.addSchema(ErrorBody);
+  // Runs before @fastify/swagger's own onRoute hook: documents each route's scope and errors.
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (!scope || !route.schema) return;
+    route.schema = {
+      ...route.schema,
+      security: [{ bearerAuth: [] }],
+      description: `${route.schema.description ?? ''}${route.schema.description ? '\n\n' : ''}Requires scope \`${scope}\`.`,
+      response: { ...(route.schema.response as object), '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' } },
+    };
+    (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'opsplatform API', version: '1.0.0', description: 'Operations platform for game servers.' },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'ops_live_… or ops_test_… API token' } } },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  const tokens = new TokenLookup(ctx.metadata.db, ctx.clock, (error) => app.log.warn({ err: error }, 'could not record token use'));
+  const rateLimiter = new RateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
+  await app.register(authPlugin, { tokens, rateLimiter });
+
+  registerHealthRoutes(app, ctx, options.readiness ?? []);
+
+  await app.register(
+    async (v1: Api) => {
+      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      registerMemberRoutes(v1, ctx);
+      registerTokenRoutes(v1, ctx);
+      registerUsageRoutes(v1, ctx);
+      for (const register of options.capabilities ?? []) await register(v1, ctx);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

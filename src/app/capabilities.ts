@@ -1,0 +1,18 @@
+import type { RouteRegistrar } from './build-api.js';
+import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
+import type { AppContext } from './context.js';
+
+/**
+ * The capabilities beyond the foundation, in one list: each adds its /v1 routes, its
+ * delivery routes and background jobs. A new capability is one entry here.
+ */
+export interface Capability {
+  name: string;
+  routes?: RouteRegistrar;
+  delivery?: DeliveryRegistrar;
+  /** Starts background work; returns its stop function (awaited on shutdown). */
+  background?: (ctx: AppContext) => () => Promise<void>;
+  readiness?: (ctx: AppContext) => Promise<void>;
+}
+
+export const capabilities: Capability[] = [];

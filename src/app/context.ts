@@ -1,0 +1,53 @@
+import type { Config } from '../config/config.js';
+import type { Clock } from '../shared/clock.js';
+import { openMetadataStore, type MetadataStore } from '../stores/metadata/database.js';
+import { PlanCatalogue } from '../plans/catalogue.js';
+import { QuotaService } from '../quotas/quota-service.js';
+import { CursorCodec } from '../pagination/cursor.js';
+import { Paginator } from '../pagination/page.js';
+import { loadSecretKey } from '../shared/secret-key.js';
+import { OrgService } from '../orgs/org-service.js';
+import { MembersService } from '../members/members-service.js';
+import { TokenService } from '../tokens/token-service.js';
+
+/**
+ * Everything the server and opsctl share: stores and services, built once from the
+ * configuration. Route handlers reach stores only through these services.
+ */
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  metadata: MetadataStore;
+  plans: PlanCatalogue;
+  quotas: QuotaService;
+  paginator: Paginator;
+  cursors: CursorCodec;
+  orgs: OrgService;
+  members: MembersService;
+  tokens: TokenService;
+  /** Releases every store; the last thing a process does. */
+  close(): Promise<void>;
+}
+
+export async function createContext(config: Config, clock: Clock): Promise<AppContext> {
+  const plans = PlanCatalogue.load(config.plansFile);
+  const metadata = await openMetadataStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const cursors = new CursorCodec(loadSecretKey(config.secretKey, config.dataDir));
+  const { db } = metadata;
+  const closers: Array<() => Promise<void>> = [() => metadata.close()];
+  return {
+    config,
+    clock,
+    metadata,
+    plans,
+    quotas: new QuotaService(db, plans, clock),
+    paginator: new Paginator(cursors),
+    cursors,
+    orgs: new OrgService(db, plans, clock),
+    members: new MembersService(db, clock),
+    tokens: new TokenService(db, clock),
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}

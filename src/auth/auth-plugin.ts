@@ -1,0 +1,57 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, forbidden } from '../errors/app-error.js';
+import type { AuthContext } from './auth-context.js';
+import type { TokenLookup } from './token-lookup.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export interface AuthPluginOptions {
+  tokens: TokenLookup;
+  rateLimiter: RateLimiter;
+}
+
+/**
+ * Authenticates every route that declares a scope, before its body is read (so an
+ * unauthenticated upload is refused without being received), then applies the rate limit.
+ * A /v1 route without a scope and without `public: true` stops start-up: no route can
+ * forget authentication.
+ */
+export const authPlugin = fp<AuthPluginOptions>(
+  async (app: FastifyInstance, { tokens, rateLimiter }) => {
+    app.addHook('onRoute', (route) => {
+      if (!route.url.startsWith('/v1')) return;
+      if (!route.config?.scope && !route.config?.public) {
+        throw new Error(`route ${route.method} ${route.url} declares no scope`);
+      }
+    });
+
+    app.addHook('onRequest', async (request, reply) => {
+      const scope = request.routeOptions.config?.scope;
+      if (!scope) return;
+      const auth = await tokens.authenticate(request.headers.authorization);
+      const limit = rateLimiter.take(auth.tokenId);
+      reply.header('RateLimit-Limit', rateLimiter.burst);
+      reply.header('RateLimit-Remaining', limit.remaining);
+      reply.header('RateLimit-Reset', limit.resetSeconds);
+      if (!limit.allowed) {
+        throw new AppError(
+          'rate_limited',
+          `too many requests for this token: ${rateLimiter.perSecond} per second are allowed, with bursts of ${rateLimiter.burst}; retry after ${limit.resetSeconds} s`,
+          {},
+          { 'Retry-After': String(limit.resetSeconds) },
+        );
+      }
+      if (!auth.scopes.has(scope)) {
+        throw forbidden(`token does not have the required scope ${scope}`, { required_scope: scope });
+      }
+      request.auth = auth;
+    });
+  },
+  { name: 'auth' },
+);
+
+/** The request's AuthContext; only reachable on routes that declare a scope. */
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new AppError('internal', 'an unexpected error occurred');
+  return request.auth;
+}

@@ -1,0 +1,111 @@
+import path from 'node:path';
+
+/**
+ * Configuration is read once, from the environment, at start-up, and passed down.
+ * A bad value stops the process with a message naming the variable.
+ */
+export interface Config {
+  port: number;
+  cdnPort: number;
+  host: string;
+  /** Address written into responses as {base_url}, without the /v1 segment. */
+  publicUrl: string;
+  /** Address written into delivery URLs as {cdn_url}. */
+  cdnUrl: string;
+  dataDir: string;
+  /** Undefined means the embedded SQLite store under dataDir. */
+  databaseUrl: string | undefined;
+  /** Undefined means the file-system blob store under dataDir. */
+  blobUrl: string | undefined;
+  /** Undefined means: generate one into dataDir on first start. */
+  secretKey: string | undefined;
+  plansFile: string | undefined;
+  corsOrigins: string[];
+  features: Set<'logs' | 'cases' | 'apps'>;
+  logLevel: string;
+  tailHeartbeatMs: number;
+  tailIdleTimeoutMs: number;
+  tailPollMs: number;
+  schemaCacheTtlMs: number;
+  purgeIntervalMs: number;
+  /** Requests per second per token, and the burst allowed above it. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `unsupported scheme "${parsed.protocol}", expected one of ${protocols.join(', ')}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const knownFeatures = ['logs', 'cases', 'apps'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'OPS_PORT', 8080, 0, 65535);
+  const cdnPort = integer(env, 'OPS_CDN_PORT', 8081, 0, 65535);
+  const host = env.OPS_HOST || '0.0.0.0';
+  const features = new Set<'logs' | 'cases' | 'apps'>();
+  for (const item of (env.OPS_FEATURES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const known = knownFeatures.find((f) => f === item);
+    if (!known) throw new ConfigError('OPS_FEATURES', `unknown feature "${item}", expected a comma list of ${knownFeatures.join(', ')}`);
+    features.add(known);
+  }
+  const secretKey = env.OPS_SECRET_KEY || undefined;
+  if (secretKey !== undefined && secretKey.length < 32) {
+    throw new ConfigError('OPS_SECRET_KEY', 'must be at least 32 characters');
+  }
+  const logLevel = env.OPS_LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('OPS_LOG_LEVEL', `unknown level "${logLevel}"`);
+  }
+  return {
+    port,
+    cdnPort,
+    host,
+    publicUrl: url(env, 'OPS_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? `http://localhost:${cdnPort}`,
+    dataDir: path.resolve(env.OPS_DATA_DIR || './data'),
+    databaseUrl: url(env, 'OPS_DATABASE_URL', ['postgres:', 'postgresql:']),
+    blobUrl: url(env, 'OPS_BLOB_URL', ['s3:', 'file:']),
+    secretKey,
+    plansFile: env.OPS_PLANS_FILE || undefined,
+    corsOrigins: (env.OPS_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    features,
+    logLevel,
+    tailHeartbeatMs: integer(env, 'OPS_TAIL_HEARTBEAT_MS', 15_000, 10, 3_600_000),
+    tailIdleTimeoutMs: integer(env, 'OPS_TAIL_IDLE_TIMEOUT_MS', 300_000, 10, 86_400_000),
+    tailPollMs: integer(env, 'OPS_TAIL_POLL_MS', 1_000, 5, 60_000),
+    schemaCacheTtlMs: integer(env, 'OPS_SCHEMA_CACHE_TTL_MS', 300_000, 0, 86_400_000),
+    purgeIntervalMs: integer(env, 'OPS_PURGE_INTERVAL_MS', 86_400_000, 1_000, 31 * 86_400_000),
+    rateLimitPerSecond: integer(env, 'OPS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
+    rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
+  };
+}

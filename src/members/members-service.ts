@@ -1,0 +1,119 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../stores/metadata/schema.js';
+import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
+import type { PageRequest } from '../pagination/page.js';
+import { iso, type Clock } from '../shared/clock.js';
+import { ownerRole } from '../orgs/system-roles.js';
+
+/** SPEC.md §2.10. */
+export interface Member {
+  id: string;
+  name: string;
+  email: string;
+  avatar: string;
+  role: { id: string; name: string; isSystem: boolean };
+  joinedAt: string;
+}
+
+/**
+ * Members are organisation-wide (the same for both modes). Every method takes the
+ * caller's organisation and refuses any other with 403 before touching data.
+ */
+export class MembersService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  static checkOrg(callerOrgId: string, pathOrgId: string): void {
+    if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
+  }
+
+  /** Newest first; the keyset is (joined_at, user_id). */
+  async list(orgId: string, page: PageRequest): Promise<Member[]> {
+    let query = this.db
+      .selectFrom('memberships as m')
+      .innerJoin('users as u', 'u.id', 'm.user_id')
+      .innerJoin('roles as r', 'r.id', 'm.role_id')
+      .select(['u.id', 'u.name', 'u.email', 'u.avatar', 'r.id as role_id', 'r.name as role_name', 'r.is_system', 'm.joined_at'])
+      .where('m.org_id', '=', orgId)
+      .orderBy('m.joined_at', 'desc')
+      .orderBy('m.user_id', 'desc')
+      .limit(page.limit + 1);
+    if (page.after) {
+      const [joinedAt, userId] = page.after.map(String);
+      query = query.where((eb) =>
+        eb.or([eb('m.joined_at', '<', joinedAt!), eb.and([eb('m.joined_at', '=', joinedAt!), eb('m.user_id', '<', userId!)])]),
+      );
+    }
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      avatar: row.avatar,
+      role: { id: row.role_id, name: row.role_name, isSystem: row.is_system === 1 },
+      joinedAt: row.joined_at,
+    }));
+  }
+
+  async changeRole(orgId: string, userId: string, roleId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await this.lockOrg(trx, orgId);
+      const role = await trx.selectFrom('roles').select(['id', 'name']).where('id', '=', roleId).where('org_id', '=', orgId).executeTakeFirst();
+      if (!role) throw badRequest(`roleId ${roleId} is not a role of this organisation`);
+      const member = await this.memberOf(trx, orgId, userId);
+      if (member.role_name === ownerRole && role.name !== ownerRole) await this.checkOwnerMayLeave(trx, orgId, userId, 'demoted');
+      await trx.updateTable('memberships').set({ role_id: role.id }).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+    });
+  }
+
+  async remove(orgId: string, userId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await this.lockOrg(trx, orgId);
+      const member = await this.memberOf(trx, orgId, userId);
+      if (member.role_name === ownerRole) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
+      const org = await trx.selectFrom('organisations').select('primary_owner_id').where('id', '=', orgId).executeTakeFirstOrThrow();
+      if (org.primary_owner_id === userId) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
+      await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+    });
+  }
+
+  /**
+   * Serialises membership changes of one organisation: on PostgreSQL the UPDATE takes the
+   * row lock (so two concurrent demotions cannot both see "another Owner remains"); SQLite
+   * already runs one write transaction at a time.
+   */
+  private async lockOrg(trx: Transaction<Database>, orgId: string): Promise<void> {
+    await trx.updateTable('organisations').set({ updated_at: iso(this.clock.now()) }).where('id', '=', orgId).execute();
+  }
+
+  private async memberOf(trx: Transaction<Database>, orgId: string, userId: string) {
+    const member = await trx
+      .selectFrom('memberships as m')
+      .innerJoin('roles as r', 'r.id', 'm.role_id')
+      .select(['m.user_id', 'r.name as role_name'])
+      .where('m.org_id', '=', orgId)
+      .where('m.user_id', '=', userId)
+      .executeTakeFirst();
+    if (!member) throw notFound(`user ${userId} is not a member of this organisation`);
+    return member;
+  }
+
+  private async checkOwnerMayLeave(trx: Transaction<Database>, orgId: string, userId: string, verb: string): Promise<void> {
+    const org = await trx.selectFrom('organisations').select('primary_owner_id').where('id', '=', orgId).executeTakeFirstOrThrow();
+    if (org.primary_owner_id === userId) {
+      throw conflict(`the primary owner cannot be ${verb}; transfer ownership first (opsctl owner transfer)`);
+    }
+    const owners = await trx
+      .selectFrom('memberships as m')
+      .innerJoin('roles as r', 'r.id', 'm.role_id')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('m.org_id', '=', orgId)
+      .where('r.name', '=', ownerRole)
+      .executeTakeFirstOrThrow();
+    if (Number(owners.n) <= 1) {
+      throw conflict(`the last Owner cannot be ${verb}; make another member Owner or transfer ownership first`);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../http/types.js';
+import type { AppContext } from '../app/context.js';
+import { requireAuth } from '../auth/auth-plugin.js';
+import { PageQuery } from '../pagination/page.js';
+import { DateTime, Ok } from '../http/schemas.js';
+import { MembersService } from './members-service.js';
+
+const MemberSchema = Type.Object(
+  {
+    id: Type.String({ description: 'user id' }),
+    name: Type.String(),
+    email: Type.String(),
+    avatar: Type.String({ description: 'URL or ""' }),
+    role: Type.Object({ id: Type.String(), name: Type.String(), isSystem: Type.Boolean() }),
+    joinedAt: DateTime(),
+  },
+  { $id: 'Member' },
+);
+
+const OrgParams = Type.Object({ orgId: Type.String({ maxLength: 64 }) });
+const MemberParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), userId: Type.String({ maxLength: 64 }) });
+
+/** SPEC.md §4.6: members are organisation-wide; the path's organisation must be the token's. */
+export function registerMemberRoutes(app: Api, ctx: AppContext): void {
+  app.addSchema(MemberSchema);
+
+  app.get(
+    '/orgs/:orgId/members',
+    {
+      config: { scope: 'members:read' },
+      schema: {
+        tags: ['members'],
+        summary: 'List organisation members, newest first',
+        params: OrgParams,
+        querystring: PageQuery,
+        response: { 200: Type.Object({ members: Type.Array(Type.Ref(MemberSchema)), nextCursor: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      const page = ctx.paginator.request(request.query, 'members', tenant.orgId);
+      const rows = await ctx.members.list(tenant.orgId, page);
+      const { items, nextCursor } = ctx.paginator.page(rows, page, 'members', tenant.orgId, (m) => [m.joinedAt, m.id]);
+      return { members: items, nextCursor };
+    },
+  );
+
+  app.patch(
+    '/orgs/:orgId/members/:userId',
+    {
+      config: { scope: 'members:write' },
+      schema: {
+        tags: ['members'],
+        summary: "Change a member's role",
+        params: MemberParams,
+        body: Type.Object({ roleId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: Ok },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId);
+      return { ok: true as const };
+    },
+  );
+
+  app.delete(
+    '/orgs/:orgId/members/:userId',
+    {
+      config: { scope: 'members:write' },
+      schema: { tags: ['members'], summary: 'Remove a member', params: MemberParams, response: { 200: Ok } },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      await ctx.members.remove(tenant.orgId, request.params.userId);
+      return { ok: true as const };
+    },
+  );
+}

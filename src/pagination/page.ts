@@ -1,0 +1,39 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { CursorCodec, CursorKey } from './cursor.js';
+import type { Tenant } from '../tenancy/tenant.js';
+
+/** `limit` and `cursor` of every list endpoint; a limit outside 1..100 is a 400, never clamped. */
+export const PageQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'page size, 1 to 100' })),
+  cursor: Type.Optional(Type.String({ maxLength: 4096, description: 'next_cursor of the previous page' })),
+});
+export type PageQuery = Static<typeof PageQuery>;
+
+export const tenantKey = (tenant: Tenant): string => `${tenant.orgId}/${tenant.projectId}/${tenant.mode}`;
+
+export interface PageRequest {
+  limit: number;
+  /** keyset position after which the page starts; undefined for the first page */
+  after: CursorKey | undefined;
+}
+
+/**
+ * One pagination helper for every list: decode the request's cursor, and after the store
+ * fetched `limit + 1` rows, cut the page and encode the next cursor from its last row.
+ */
+export class Paginator {
+  constructor(private readonly cursors: CursorCodec) {}
+
+  request(query: PageQuery, list: string, owner: string): PageRequest {
+    const after = query.cursor ? this.cursors.decode(query.cursor, list, owner) : undefined;
+    return { limit: query.limit ?? 50, after };
+  }
+
+  page<T>(rows: T[], request: PageRequest, list: string, owner: string, keyOf: (row: T) => CursorKey) {
+    const hasMore = rows.length > request.limit;
+    const items = hasMore ? rows.slice(0, request.limit) : rows;
+    const last = items[items.length - 1];
+    const nextCursor = hasMore && last !== undefined ? this.cursors.encode(list, owner, keyOf(last)) : '';
+    return { items, nextCursor, hasMore };
+  }
+}

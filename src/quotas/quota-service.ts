@@ -1,0 +1,92 @@
+import { sql, type Kysely } from 'kysely';
+import { AppError } from '../errors/app-error.js';
+import type { Database } from '../stores/metadata/schema.js';
+import type { PlanCatalogue, PlanLimits } from '../plans/catalogue.js';
+import { monthOf, type Clock } from '../shared/clock.js';
+
+export const quotaMetrics = ['storage_bytes', 'events_month', 'queries_month'] as const;
+export type QuotaMetric = (typeof quotaMetrics)[number];
+
+/** SPEC.md §2.11; `limit` null means unlimited. */
+export interface QuotaDetail {
+  metric: QuotaMetric;
+  used: number;
+  limit: number | null;
+  cumulative: boolean;
+}
+
+const cumulative: Record<QuotaMetric, boolean> = { storage_bytes: true, events_month: false, queries_month: false };
+
+/**
+ * Organisation-wide counters (both modes count). A consumption is one conditional UPDATE
+ * (`used + n <= limit`), so two concurrent requests can never pass a limit together, on
+ * SQLite or PostgreSQL.
+ */
+export class QuotaService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly plans: PlanCatalogue,
+    private readonly clock: Clock,
+  ) {}
+
+  private period(metric: QuotaMetric): string {
+    return cumulative[metric] ? '' : monthOf(this.clock.now()).key;
+  }
+
+  private limitOf(limits: PlanLimits, metric: QuotaMetric): number | null {
+    return limits[metric];
+  }
+
+  /** Adds `amount` to the counter, or throws 402 quota_exceeded and changes nothing. */
+  async consume(orgId: string, plan: string, metric: QuotaMetric, amount: number): Promise<void> {
+    const period = this.period(metric);
+    const limit = this.limitOf(this.plans.limits(plan), metric);
+    await this.db
+      .insertInto('usage_counters')
+      .values({ org_id: orgId, metric, period, used: 0 })
+      .onConflict((oc) => oc.columns(['org_id', 'metric', 'period']).doNothing())
+      .execute();
+    let update = this.db
+      .updateTable('usage_counters')
+      .set({ used: sql`used + ${amount}` })
+      .where('org_id', '=', orgId)
+      .where('metric', '=', metric)
+      .where('period', '=', period);
+    if (limit !== null) update = update.where(sql<boolean>`used + ${amount} <= ${limit}`);
+    const result = await update.executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1) return;
+    const quotas = await this.usage(orgId, plan);
+    const detail = quotas.find((q) => q.metric === metric)!;
+    throw new AppError(
+      'quota_exceeded',
+      `tier quota exceeded for ${metric}: ${detail.used} of ${detail.limit} used, this request needs ${amount} more; upgrade the plan or free some usage`,
+      { metric, quotas },
+    );
+  }
+
+  /** Gives back what a failed or removed thing had consumed (never below zero). */
+  async release(orgId: string, metric: QuotaMetric, amount: number, periodOverride?: string): Promise<void> {
+    if (amount <= 0) return;
+    await this.db
+      .updateTable('usage_counters')
+      .set({ used: sql`CASE WHEN used > ${amount} THEN used - ${amount} ELSE 0 END` })
+      .where('org_id', '=', orgId)
+      .where('metric', '=', metric)
+      .where('period', '=', periodOverride ?? this.period(metric))
+      .execute();
+  }
+
+  async usage(orgId: string, plan: string): Promise<QuotaDetail[]> {
+    const limits = this.plans.limits(plan);
+    const rows = await this.db
+      .selectFrom('usage_counters')
+      .select(['metric', 'period', 'used'])
+      .where('org_id', '=', orgId)
+      .execute();
+    return quotaMetrics.map((metric) => {
+      const period = this.period(metric);
+      const row = rows.find((r) => r.metric === metric && r.period === period);
+      return { metric, used: Number(row?.used ?? 0), limit: this.limitOf(limits, metric), cumulative: cumulative[metric] };
+    });
+  }
+}

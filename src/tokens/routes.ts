@@ -1,0 +1,94 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../http/types.js';
+import type { AppContext } from '../app/context.js';
+import { requireAuth } from '../auth/auth-plugin.js';
+import { PageQuery, tenantKey } from '../pagination/page.js';
+import { DateTime } from '../http/schemas.js';
+import { scopes } from '../auth/scopes.js';
+
+const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')]);
+const TokenInfoSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    mode: Mode,
+    scopes: Type.Array(Type.String()),
+    last_four: Type.String({ description: 'last four characters of the token, to tell tokens apart' }),
+    expires_at: Type.Union([DateTime(), Type.Null()]),
+    last_used_at: Type.Union([DateTime(), Type.Null()]),
+    created_at: DateTime(),
+  },
+  { $id: 'TokenInfo' },
+);
+const CreatedToken = Type.Composite([TokenInfoSchema, Type.Object({ token: Type.String({ description: 'shown once' }) })]);
+
+/** DECISIONS.md §14: tokens of the caller's project and mode. */
+export function registerTokenRoutes(app: Api, ctx: AppContext): void {
+  app.addSchema(TokenInfoSchema);
+
+  app.post(
+    '/tokens',
+    {
+      config: { scope: 'tokens:write' },
+      schema: {
+        tags: ['tokens'],
+        summary: 'Create an API token for this project (shown once)',
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            scopes: Type.Array(Type.String({ enum: [...scopes] }), { minItems: 1, maxItems: scopes.length }),
+            mode: Type.Optional(Mode),
+            expires_at: Type.Optional(Type.Union([DateTime(), Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: CreatedToken },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { name, scopes: wanted, mode, expires_at } = request.body;
+      const created = await ctx.tokens.createFor(auth, name, wanted, mode, expires_at ?? null);
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.get(
+    '/tokens',
+    {
+      config: { scope: 'tokens:write' },
+      schema: {
+        tags: ['tokens'],
+        summary: "List this project's active tokens (never their secrets)",
+        querystring: PageQuery,
+        response: { 200: Type.Object({ tokens: Type.Array(Type.Ref(TokenInfoSchema)), next_cursor: Type.String(), has_more: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      const owner = tenantKey(tenant);
+      const page = ctx.paginator.request(request.query, 'tokens', owner);
+      const rows = await ctx.tokens.list(tenant, page);
+      const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, 'tokens', owner, (t) => [t.created_at, t.id]);
+      return { tokens: items, next_cursor: nextCursor, has_more: hasMore };
+    },
+  );
+
+  app.delete(
+    '/tokens/:id',
+    {
+      config: { scope: 'tokens:write' },
+      schema: {
+        tags: ['tokens'],
+        summary: 'Revoke a token',
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+        response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      await ctx.tokens.revoke(tenant, request.params.id);
+      return { id: request.params.id, revoked: true as const };
+    },
+  );
+}

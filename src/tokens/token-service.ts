@@ -1,0 +1,128 @@
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Database } from '../stores/metadata/schema.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { scoped } from '../tenancy/scoped.js';
+import { badRequest, forbidden, notFound } from '../errors/app-error.js';
+import { isScope, scopes as allScopes, type Scope } from '../auth/scopes.js';
+import type { PageRequest } from '../pagination/page.js';
+import { newId } from '../shared/ids.js';
+import { iso, type Clock } from '../shared/clock.js';
+import { generateToken, hashToken } from './token-secret.js';
+
+/** A token as listed: never the secret, never its hash. */
+export interface TokenInfo {
+  id: string;
+  name: string;
+  mode: 'live' | 'test';
+  scopes: string[];
+  last_four: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface NewToken {
+  tenant: Tenant;
+  name: string;
+  scopes: readonly Scope[];
+  expiresAt: string | null;
+}
+
+export function parseScopes(list: readonly string[] | 'all'): Scope[] {
+  if (list === 'all') return [...allScopes];
+  const unknown = list.filter((s) => !isScope(s));
+  if (unknown.length) throw badRequest(`unknown scope ${unknown.join(', ')}; known scopes: ${allScopes.join(', ')}`);
+  if (list.length === 0) throw badRequest('a token needs at least one scope');
+  return [...new Set(list as Scope[])];
+}
+
+const toInfo = (row: {
+  id: string;
+  name: string;
+  mode: 'live' | 'test';
+  scopes: string;
+  last_four: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}): TokenInfo => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) });
+
+export class TokenService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates a token; the returned secret is shown once and never stored. */
+  async create(input: NewToken): Promise<TokenInfo & { token: string }> {
+    if (input.expiresAt !== null) {
+      const at = Date.parse(input.expiresAt);
+      if (Number.isNaN(at)) throw badRequest('expires_at must be an ISO 8601 date-time');
+      if (at <= this.clock.now()) throw badRequest('expires_at must be in the future');
+    }
+    const token = generateToken(input.tenant.mode);
+    const row = {
+      id: newId.token(),
+      org_id: input.tenant.orgId,
+      project_id: input.tenant.projectId,
+      mode: input.tenant.mode,
+      name: input.name,
+      token_hash: hashToken(token),
+      last_four: token.slice(-4),
+      scopes: input.scopes.join(' '),
+      expires_at: input.expiresAt === null ? null : iso(Date.parse(input.expiresAt)),
+      revoked_at: null,
+      last_used_at: null,
+      created_at: iso(this.clock.now()),
+    };
+    await this.db.insertInto('api_tokens').values(row).execute();
+    return { ...toInfo(row), token };
+  }
+
+  /** Creates a token for the caller's project, never with a scope the caller lacks. */
+  async createFor(caller: { tenant: Tenant; scopes: ReadonlySet<Scope> }, name: string, scopes: string[], mode: 'live' | 'test' | undefined, expiresAt: string | null) {
+    const wanted = parseScopes(scopes);
+    const missing = wanted.filter((s) => !caller.scopes.has(s));
+    if (missing.length) throw forbidden(`a token cannot grant scopes it does not hold: ${missing.join(', ')}`, { required_scope: missing[0] });
+    const targetMode = mode ?? caller.tenant.mode;
+    if (targetMode === 'live' && caller.tenant.mode === 'test') throw forbidden('a test-mode token cannot create live tokens');
+    return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt });
+  }
+
+  /** Tokens of the caller's project and mode, newest first, revoked ones left out. */
+  async list(tenant: Tenant, page: PageRequest): Promise<TokenInfo[]> {
+    let query = scoped(this.db, tenant)
+      .selectFrom('api_tokens')
+      .select(['id', 'name', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1);
+    if (page.after) {
+      const [createdAt, id] = page.after.map(String);
+      query = query.where((eb: ExpressionBuilder<Database, 'api_tokens'>) => eb.or([eb('created_at', '<', createdAt!), eb.and([eb('created_at', '=', createdAt!), eb('id', '<', id!)])]));
+    }
+    return (await query.execute()).map(toInfo);
+  }
+
+  async revoke(tenant: Tenant, id: string): Promise<void> {
+    const result = await scoped(this.db, tenant)
+      .updateTable('api_tokens')
+      .set({ revoked_at: iso(this.clock.now()) })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
+  }
+
+  /** Administrative revocation (opsctl), across tenants. */
+  async revokeById(id: string): Promise<void> {
+    const result = await this.db
+      .updateTable('api_tokens')
+      .set({ revoked_at: iso(this.clock.now()) })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist or is already revoked`);
+  }
+}
