@@ -32,7 +32,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Tokens travel in this header; it is never written to the log, even at trace level.
       redact: ['req.headers.authorization', 'headers.authorization'],
     };
-  const ctx = await createContext(config, clock);
+  const ctx = await createContext(config, clock, 'server');
   let api: Api | undefined;
   let cdn: FastifyInstance | undefined;
   const stops: Array<() => Promise<void>> = [];
@@ -45,6 +45,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     cdn = await buildCdn(ctx, logger, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
     const apiUrl = await api.listen({ port: config.port, host: config.host });
     const cdnUrl = await cdn.listen({ port: config.cdnPort, host: config.host });
+    if (!config.publicUrl) config.publicUrl = apiUrl;
+    if (!config.cdnUrl) config.cdnUrl = cdnUrl;
     for (const capability of capabilities) if (capability.background) stops.push(capability.background(ctx));
     let closing: Promise<void> | undefined;
     const close = () =>

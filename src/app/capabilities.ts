@@ -13,6 +13,8 @@ export interface Capability {
   /** Starts background work; returns its stop function (awaited on shutdown). */
   background?: (ctx: AppContext) => () => Promise<void>;
   readiness?: (ctx: AppContext) => Promise<void>;
+  /** The capability's share of `opsctl purge` (and of its own background job). */
+  purge?: (ctx: AppContext) => Promise<Record<string, unknown>>;
 }
 
 export const capabilities: Capability[] = [];

@@ -14,7 +14,14 @@ import { TokenService } from '../tokens/token-service.js';
  * Everything the server and opsctl share: stores and services, built once from the
  * configuration. Route handlers reach stores only through these services.
  */
+/**
+ * `server` is the process that serves HTTP; `cli` is an opsctl command running beside it,
+ * which must not take stores that allow a single process (DuckDB) away from the server.
+ */
+export type ProcessRole = 'server' | 'cli';
+
 export interface AppContext {
+  role: ProcessRole;
   config: Config;
   clock: Clock;
   metadata: MetadataStore;
@@ -29,13 +36,14 @@ export interface AppContext {
   close(): Promise<void>;
 }
 
-export async function createContext(config: Config, clock: Clock): Promise<AppContext> {
+export async function createContext(config: Config, clock: Clock, role: ProcessRole): Promise<AppContext> {
   const plans = PlanCatalogue.load(config.plansFile);
   const metadata = await openMetadataStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cursors = new CursorCodec(loadSecretKey(config.secretKey, config.dataDir));
   const { db } = metadata;
   const closers: Array<() => Promise<void>> = [() => metadata.close()];
   return {
+    role,
     config,
     clock,
     metadata,

@@ -1,6 +1,7 @@
 import type { AppContext } from '../app/context.js';
 import { badRequest } from '../errors/app-error.js';
 import { parseScopes } from '../tokens/token-service.js';
+import { capabilities } from '../app/capabilities.js';
 
 /** What a command receives: its parsed flags and a context on the same stores as the server. */
 export type Flags = Record<string, string | boolean | undefined>;
@@ -96,6 +97,16 @@ export const commands: Command[] = [
       await ctx.orgs.projectOf(orgId, projectId);
       const created = await ctx.tokens.create({ tenant: { orgId, projectId, mode }, name: opt(f, 'name') ?? 'opsctl token', scopes, expiresAt: opt(f, 'expires') ?? null });
       return { id: created.id, token: created.token };
+    },
+  },
+  {
+    name: 'purge',
+    usage: 'opsctl purge [--json]',
+    options: {},
+    async run(ctx) {
+      const result: Record<string, unknown> = {};
+      for (const capability of capabilities) if (capability.purge) result[capability.name] = await capability.purge(ctx);
+      return result;
     },
   },
   {

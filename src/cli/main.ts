@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const json = flags.json === true;
-  const ctx = await createContext(config, systemClock);
+  const ctx = await createContext(config, systemClock, 'cli');
   try {
     const result = await command.run(ctx, flags);
     console.log(json ? JSON.stringify(result) : Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n'));

@@ -90,8 +90,9 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     cdnPort,
     host,
-    publicUrl: url(env, 'OPS_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
-    cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? `http://localhost:${cdnPort}`,
+    // Empty when the port is chosen at bind time (0): the server fills in the bound address.
+    publicUrl: url(env, 'OPS_PUBLIC_URL', ['http:', 'https:']) ?? (port === 0 ? '' : `http://localhost:${port}`),
+    cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? (cdnPort === 0 ? '' : `http://localhost:${cdnPort}`),
     dataDir: path.resolve(env.OPS_DATA_DIR || './data'),
     databaseUrl: url(env, 'OPS_DATABASE_URL', ['postgres:', 'postgresql:']),
     blobUrl: url(env, 'OPS_BLOB_URL', ['s3:', 'file:']),
