@@ -43,6 +43,8 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     reply.header('X-Request-Id', request.id);
   });
   installErrorHandling(app, { bodyLimit: jsonBodyLimit });
+  // JSON is the only body our JSON endpoints take; anything else is 415, not a validation error.
+  app.removeContentTypeParser('text/plain');
 
   if (ctx.config.corsOrigins.length) {
     await app.register(cors, {
@@ -71,7 +73,6 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     openapi: {
       openapi: '3.1.0',
       info: { title: 'opsplatform API', version: '1.0.0', description: 'Operations platform for game servers.' },
-      servers: [{ url: ctx.config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'ops_live_… or ops_test_… API token' } } },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -85,7 +86,11 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
 
   await app.register(
     async (v1: Api) => {
-      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      // The bound address is known only after listen (port 0 in tests), so servers is set here.
+      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => ({
+        ...app.swagger(),
+        servers: [{ url: ctx.config.publicUrl }],
+      }));
       registerMemberRoutes(v1, ctx);
       registerTokenRoutes(v1, ctx);
       registerUsageRoutes(v1, ctx);

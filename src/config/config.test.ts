@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { ConfigError, loadConfig } from './config.js';
+
+test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.cdnPort, 8081);
+  assert.equal(config.publicUrl, 'http://localhost:8080');
+  assert.equal(config.cdnUrl, 'http://localhost:8081');
+  assert.match(config.dataDir, /data$/);
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.tailHeartbeatMs, 15_000);
+  assert.equal(config.tailIdleTimeoutMs, 300_000);
+  assert.equal(config.schemaCacheTtlMs, 300_000);
+  assert.equal(config.purgeIntervalMs, 86_400_000);
+  assert.deepEqual([...config.features], []);
+});
+
+const bad: Array<[Record<string, string>, string]> = [
+  [{ OPS_PORT: 'abc' }, 'OPS_PORT'],
+  [{ OPS_PORT: '70000' }, 'OPS_PORT'],
+  [{ OPS_CDN_PORT: '-1' }, 'OPS_CDN_PORT'],
+  [{ OPS_DATABASE_URL: 'mysql://x' }, 'OPS_DATABASE_URL'],
+  [{ OPS_DATABASE_URL: 'not a url' }, 'OPS_DATABASE_URL'],
+  [{ OPS_FEATURES: 'logs,teleport' }, 'OPS_FEATURES'],
+  [{ OPS_SECRET_KEY: 'short' }, 'OPS_SECRET_KEY'],
+  [{ OPS_TAIL_HEARTBEAT_MS: '1.5' }, 'OPS_TAIL_HEARTBEAT_MS'],
+  [{ OPS_LOG_LEVEL: 'loud' }, 'OPS_LOG_LEVEL'],
+  [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
+];
+for (const [env, variable] of bad) {
+  test(`a bad ${variable} (${Object.values(env)[0]}) is refused naming the variable`, () => {
+    assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable));
+  });
+}
+
+test('features and CORS origins are comma lists', () => {
+  const config = loadConfig({ OPS_FEATURES: 'logs, cases', OPS_CORS_ORIGINS: 'https://a.example, https://b.example' });
+  assert.deepEqual([...config.features], ['logs', 'cases']);
+  assert.deepEqual(config.corsOrigins, ['https://a.example', 'https://b.example']);
+});
+
+test('the process exits at start-up with a message naming a bad variable', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    env: { ...process.env, OPS_PORT: 'eighty' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /OPS_PORT: expected a whole number/);
+});
