@@ -1,0 +1,99 @@
+/**
+ * The typed syntax tree of a SOQL query (SOQL.md). The parser checks every value against its
+ * field, so the compilers never re-validate: a `severity` value is already an index, a `ts` value
+ * already a time, and so on. Relative times stay symbolic (`now-15m`) so one parsed query can be
+ * evaluated against any clock (live tail re-resolves them per batch).
+ */
+
+export const canonicalFields = [
+  'ts',
+  'ingested_at',
+  'dataset',
+  'severity',
+  'event',
+  'actor',
+  'source',
+  'message',
+  'event_id',
+  'bytes_raw',
+] as const;
+export type CanonicalField = (typeof canonicalFields)[number];
+
+/** Canonical fields holding free text: `:` means contains / wildcard there. */
+export const textFields = ['event', 'actor', 'source', 'message'] as const;
+export type TextField = (typeof textFields)[number];
+
+/** Fields taken from the caller's token; naming them in a query is soql_reserved_field. */
+export const reservedFields = ['org_id', 'project_id'] as const;
+
+export type FieldRef =
+  | { kind: 'canonical'; name: CanonicalField }
+  /** Keys from the payload root downwards: `payload.a.b` and a bare `a.b` are both ['a', 'b']. */
+  | { kind: 'payload'; path: string[] };
+
+export const compareOps = [':', '!:', '==', '!=', '>', '>=', '<', '<='] as const;
+export type CompareOp = (typeof compareOps)[number];
+
+export const timeUnits = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+export type TimeUnit = keyof typeof timeUnits;
+
+export type TimeValue =
+  | { kind: 'absolute'; ms: number }
+  /** `now` is amount 0 (unit normalised to 's'); `-15m` and `now-15m` are both amount 15, unit 'm'. */
+  | { kind: 'relative'; amount: number; unit: TimeUnit };
+
+/**
+ * A value, already typed by the field it is compared with:
+ * - text: text fields, dataset and payload keys. `quoted` matters: only a bare word can be a
+ *   wildcard (`eu*`), and only a bare word can be read as a number, `true`, `false` or `null`
+ *   when the stored payload value is of that type.
+ * - severity: index into `severities` (debug = 0 … fatal = 4).
+ * - number: bytes_raw; `text` keeps the spelling so printing round-trips.
+ * - uuid: event_id, lower-cased.
+ */
+export type Value =
+  | { type: 'text'; text: string; quoted: boolean }
+  | { type: 'severity'; level: number }
+  | { type: 'time'; time: TimeValue }
+  | { type: 'number'; value: number; text: string }
+  | { type: 'uuid'; uuid: string };
+
+/** Every node carries `position`: 0-based offset in q (UTF-16 code units) where it starts. */
+export type Expr =
+  | { type: 'and'; items: Expr[]; position: number }
+  | { type: 'or'; items: Expr[]; position: number }
+  | { type: 'not'; expr: Expr; position: number }
+  | { type: 'compare'; field: FieldRef; op: CompareOp; value: Value; position: number }
+  /** `f in (a, b)` means `f == a OR f == b`. */
+  | { type: 'in'; field: FieldRef; values: Value[]; position: number }
+  | { type: 'exists'; field: FieldRef; position: number }
+  /** A lone quoted string: the message contains it, case-insensitively. */
+  | { type: 'freetext'; text: string; position: number };
+
+export interface SoqlQuery {
+  /** null: the empty query, which matches every event. */
+  filter: Expr | null;
+  groupBy: FieldRef | null;
+}
+
+export const isCanonicalField = (name: string): name is CanonicalField =>
+  (canonicalFields as readonly string[]).includes(name);
+
+export const isTextField = (name: CanonicalField): name is TextField =>
+  (textFields as readonly string[]).includes(name);
+
+/** A copy of the query with every position set to 0, to compare trees (print/parse round trip). */
+export function withoutPositions(query: SoqlQuery): SoqlQuery {
+  const strip = (e: Expr): Expr => {
+    switch (e.type) {
+      case 'and':
+      case 'or':
+        return { ...e, items: e.items.map(strip), position: 0 };
+      case 'not':
+        return { ...e, expr: strip(e.expr), position: 0 };
+      default:
+        return { ...e, position: 0 };
+    }
+  };
+  return { filter: query.filter ? strip(query.filter) : null, groupBy: query.groupBy };
+}

@@ -1,0 +1,210 @@
+/**
+ * Compiles a SOQL filter to a parameterised DuckDB boolean expression over the `events` table
+ * (layout in stores/events/event-record.ts). No text of the query is ever spliced into the SQL:
+ * every value, pattern and JSON path is a `?` parameter, and the SQL text is built only from
+ * constants in this file. Parameters appear in `params` in the order of their `?`.
+ *
+ * Every leaf yields TRUE or FALSE, never NULL (COALESCE), so NOT behaves like the in-memory
+ * evaluator (predicate.ts), whose semantics this file mirrors exactly.
+ *
+ * The result covers the query only: the caller must still AND in the tenant (org_id,
+ * project_id, mode) and the restriction to the tenant's active datasets.
+ */
+import { AppError } from '../../errors/app-error.js';
+import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
+import { isTextField } from './ast.js';
+import { isWildcard, payloadReadings, resolveTime } from './literals.js';
+import { compareCodePoints } from './text.js';
+
+export type SqlParam = string | number | boolean;
+
+export interface SqlFragment {
+  sql: string;
+  params: SqlParam[];
+}
+
+export interface DuckDbContext {
+  /** epoch milliseconds that `now` and relative times resolve against */
+  now: number;
+  /** the tenant's active datasets: name → dataset_id */
+  datasetIds: ReadonlyMap<string, string>;
+}
+
+export function compileDuckDbFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
+  const params: SqlParam[] = [];
+  const where = query.filter ? new Compiler(ctx, params).expr(query.filter) : 'TRUE';
+  return { where, params };
+}
+
+/**
+ * Throws not_found when the query names a dataset (with `:`, `==`, `!=`, `!:` or `in`) that is
+ * not in the map. compileDuckDbFilter does this itself; live tail, which evaluates in memory,
+ * calls it with the same map so both answer 404 alike.
+ */
+export function assertDatasetsExist(query: SoqlQuery, datasetIds: ReadonlyMap<string, string>): void {
+  const visit = (e: Expr): void => {
+    switch (e.type) {
+      case 'and':
+      case 'or':
+        e.items.forEach(visit);
+        return;
+      case 'not':
+        visit(e.expr);
+        return;
+      case 'compare':
+      case 'in': {
+        if (e.field.kind !== 'canonical' || e.field.name !== 'dataset') return;
+        const op = e.type === 'compare' ? e.op : '==';
+        for (const v of e.type === 'compare' ? [e.value] : e.values) {
+          if (v.type === 'text') datasetIdsFor(datasetIds, op, v.text);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  if (query.filter) visit(query.filter);
+}
+
+/** A JSON pointer (RFC 6901) for a payload path; DuckDB's JSON functions accept it as the path. */
+export const jsonPointer = (path: readonly string[]): string =>
+  path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+
+/** A LIKE pattern with `\` as escape: contains, or `*` → `%` for a whole-field wildcard. */
+export function likePattern(text: string, wildcard: boolean): string {
+  const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return wildcard ? escaped.replace(/\*/g, '%') : `%${escaped}%`;
+}
+
+const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
+const NUMERIC_JSON = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')";
+
+/** dataset_ids the comparison `dataset <op> name` selects; not_found for an unknown name. */
+function datasetIdsFor(map: ReadonlyMap<string, string>, op: CompareOp, name: string): string[] {
+  const ids: string[] = [];
+  const lower = name.toLowerCase();
+  for (const [n, id] of map) {
+    const hit =
+      op === ':' || op === '!:' ? n.toLowerCase() === lower
+      : op === '==' || op === '!=' ? n === name
+      : ordered(op, compareCodePoints(n, name));
+    if (hit) ids.push(id);
+  }
+  if (ids.length === 0 && !['>', '>=', '<', '<='].includes(op)) {
+    throw new AppError('not_found', `dataset "${name}" does not exist`);
+  }
+  return ids;
+}
+
+const ordered = (op: CompareOp, sign: number): boolean =>
+  op === '>' ? sign > 0 : op === '>=' ? sign >= 0 : op === '<' ? sign < 0 : sign <= 0;
+
+class Compiler {
+  constructor(
+    private readonly ctx: DuckDbContext,
+    private readonly params: SqlParam[],
+  ) {}
+
+  /** Appends a parameter and returns its placeholder; call in the order the SQL text reads. */
+  private p(value: SqlParam): string {
+    this.params.push(value);
+    return '?';
+  }
+
+  /**
+   * A DOUBLE parameter. It is sent as text because the driver types a whole JS number as
+   * INTEGER/BIGINT and 1e21 would overflow; String(n) is the shortest text that reads back as
+   * exactly n, so nothing is lost.
+   */
+  private double(n: number): string {
+    return `CAST(${this.p(String(n))} AS DOUBLE)`;
+  }
+
+  expr(e: Expr): string {
+    switch (e.type) {
+      case 'and':
+        return `(${e.items.map((i) => this.expr(i)).join(' AND ')})`;
+      case 'or':
+        return `(${e.items.map((i) => this.expr(i)).join(' OR ')})`;
+      case 'not':
+        return `(NOT ${this.expr(e.expr)})`;
+      case 'freetext':
+        return `COALESCE(message ILIKE ${this.p(likePattern(e.text, false))} ESCAPE '\\', FALSE)`;
+      case 'exists':
+        return this.exists(e.field);
+      case 'compare':
+        return this.compare(e.field, e.op, e.value);
+      case 'in':
+        return `(${e.values.map((v) => this.compare(e.field, '==', v)).join(' OR ')})`;
+    }
+  }
+
+  private exists(field: FieldRef): string {
+    if (field.kind === 'payload') return `(json_type(payload, ${this.p(jsonPointer(field.path))}) IS NOT NULL)`;
+    if (field.name === 'actor' || field.name === 'source') return `(${field.name} IS NOT NULL)`;
+    return 'TRUE';
+  }
+
+  private compare(field: FieldRef, op: CompareOp, value: Value): string {
+    if (field.kind === 'payload') return this.payload(jsonPointer(field.path), op, value);
+    const col = field.name;
+    const sqlOp = SQL_OPS[op];
+    if (isTextField(col) && value.type === 'text') {
+      if (op === ':' || op === '!:') {
+        const like = `${col} ILIKE ${this.p(likePattern(value.text, isWildcard(value.text, value.quoted)))} ESCAPE '\\'`;
+        return `COALESCE(${op === ':' ? like : `NOT (${like})`}, FALSE)`;
+      }
+      return `COALESCE(${col} ${sqlOp} ${this.p(value.text)}, FALSE)`;
+    }
+    switch (value.type) {
+      case 'text': {
+        // dataset: names resolve to ids here, so a rename never touches the events.
+        const ids = datasetIdsFor(this.ctx.datasetIds, op, value.text);
+        if (ids.length === 0) return 'FALSE';
+        const inList = `dataset_id IN (${ids.map((id) => this.p(id)).join(', ')})`;
+        return op === '!:' || op === '!=' ? `(NOT ${inList})` : `(${inList})`;
+      }
+      case 'uuid':
+        return `(event_id ${sqlOp} CAST(${this.p(value.uuid)} AS UUID))`;
+      case 'severity':
+        return `(severity ${sqlOp} ${this.p(value.level)})`;
+      case 'number':
+        return `(bytes_raw ${sqlOp} ${this.double(value.value)})`;
+      case 'time':
+        return `(${col} ${sqlOp} CAST(${this.p(resolveTime(value.time, this.ctx.now))} AS BIGINT))`;
+    }
+  }
+
+  /**
+   * A payload comparison: one branch per JSON type the value can be compared with, each
+   * guarded by json_type (TRY_CAST because DuckDB may evaluate both sides of an AND).
+   */
+  private payload(pointer: string, op: CompareOp, value: Value): string {
+    if (value.type !== 'text') return 'FALSE';
+    if (op === '!=' || op === '!:') {
+      // The presence test's parameter must be pushed before the ones of the positive test.
+      const present = `json_type(payload, ${this.p(pointer)}) IS NOT NULL`;
+      return `(${present} AND NOT ${this.payload(pointer, op === '!=' ? '==' : ':', value)})`;
+    }
+    const r = payloadReadings(value.text, value.quoted);
+    const type = (): string => `json_type(payload, ${this.p(pointer)})`;
+    const str = (): string => `json_extract_string(payload, ${this.p(pointer)})`;
+    const num = (): string => `TRY_CAST(json_extract(payload, ${this.p(pointer)}) AS DOUBLE)`;
+    const branches: string[] = [];
+    if (op === ':') {
+      const pattern = likePattern(value.text, isWildcard(value.text, value.quoted));
+      branches.push(`(${type()} = 'VARCHAR' AND ${str()} ILIKE ${this.p(pattern)} ESCAPE '\\')`);
+    } else {
+      branches.push(`(${type()} = 'VARCHAR' AND ${str()} ${SQL_OPS[op]} ${this.p(value.text)})`);
+    }
+    if (r.number !== null) {
+      branches.push(`(${type()} IN ${NUMERIC_JSON} AND ${num()} ${SQL_OPS[op]} ${this.double(r.number)})`);
+    }
+    if (op === ':' || op === '==') {
+      if (r.boolean !== null) branches.push(`(${type()} = 'BOOLEAN' AND ${str()} = ${this.p(String(r.boolean))})`);
+      if (r.isNull) branches.push(`(${type()} = 'NULL')`);
+    }
+    return `COALESCE(${branches.join(' OR ')}, FALSE)`;
+  }
+}
