@@ -22,7 +22,7 @@ describe('error model, health and OpenAPI', () => {
   test('every response carries X-Request-Id', async () => {
     for (const path of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/nope']) {
       const res = await s.request('GET', `${s.apiUrl}${path}`);
-      assert.match(res.headers.get('x-request-id') ?? '', /^req_[0-9A-Z]{26}$/);
+      assert.match(res.headers.get('x-request-id') ?? '', /^req_[0-9a-z]{24,}$/);
     }
   });
 

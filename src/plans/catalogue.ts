@@ -45,7 +45,7 @@ export class PlanCatalogue {
       try {
         parsed = JSON.parse(fs.readFileSync(plansFile, 'utf8'));
       } catch (error) {
-        throw new Error(`OPS_PLANS_FILE: cannot read ${plansFile} as JSON: ${(error as Error).message}`);
+        throw new Error(`OPS_PLANS_FILE: cannot read ${plansFile} as JSON: ${(error as Error).message}`, { cause: error });
       }
       if (!Value.Check(PlansFileSchema, parsed)) {
         const first = Value.Errors(PlansFileSchema, parsed).First();

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { monotonicFactory } from 'ulidx';
 
 const ulid = monotonicFactory();
@@ -14,5 +15,10 @@ export const newId = {
   log: () => `log_${ulid()}`,
   app: () => `app_${ulid()}`,
   dataset: () => `ds_${ulid()}`,
-  request: () => `req_${ulid()}`,
+  request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
+
+// Request ids need to be unique, not secret: a random per-process prefix and a counter
+// cost nothing per request, where a ULID draws random bytes every time.
+const requestPrefix = crypto.randomBytes(8).toString('hex');
+let requestCounter = 0;

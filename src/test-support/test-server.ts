@@ -141,11 +141,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const url = urlPath.startsWith('http') ? urlPath : `${baseUrl}${urlPath}`;
     const response = await fetch(url, { method, headers, body });
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
-      parsed = undefined;
+      // not JSON (delivery bodies, SSE): tests read `text`
     }
     return { status: response.status, headers: response.headers, body: parsed, text };
   };

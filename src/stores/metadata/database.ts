@@ -45,13 +45,36 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db);
   return {
     db,
     dialect: 'sqlite',
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Preparing a statement costs more than running it for our short queries, and Kysely prepares
+ * on every call; better-sqlite3 statements are reusable once finished (all/run), so keep them.
+ */
+function withStatementCache(database: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    prepare(text: string): SQLite.Statement {
+      let statement = statements.get(text);
+      if (!statement) {
+        if (statements.size >= 1000) statements.clear();
+        statement = database.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+    close(): void {
+      statements.clear();
+      database.close();
+    },
   };
 }
 

@@ -1,0 +1,72 @@
+// npm run bench:http — throughput and latency of an authenticated GET /v1/orgs/{id}/members
+// against a bare Fastify route, both as their own process on this machine, in the same run.
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import { loadConfig } from '../src/config/config.js';
+import { createContext } from '../src/app/context.js';
+import { systemClock } from '../src/shared/clock.js';
+import { parseScopes } from '../src/tokens/token-service.js';
+import { fmt, freePort, median, spawnServer, tempDir } from './support.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const connections = 32;
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+async function load(url: string, headers: Record<string, string>, duration = seconds): Promise<Figures> {
+  const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+const dataDir = tempDir('bench-http-');
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'pro', ownerEmail: 'bench@example.com' });
+for (let i = 0; i < 20; i++) await ctx.orgs.addMember({ orgId: org.org_id, email: `m${i}@example.com`, role: 'Developer' });
+const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
+await ctx.close();
+
+const barePort = await freePort();
+const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' });
+const ours = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
+await new Promise((r) => setTimeout(r, 1000));
+
+const oursUrl = `${ours.apiUrl}/v1/orgs/${org.org_id}/members?limit=1`;
+const bareUrl = `http://127.0.0.1:${barePort}/bare`;
+const auth = { authorization: `Bearer ${token}` };
+// Warm both (JIT, SQLite page cache) before measuring; a failing server stops the bench here.
+try {
+  await load(oursUrl, auth, 2);
+  await load(bareUrl, {}, 2);
+} catch (error) {
+  await ours.stop();
+  bare.kill('SIGTERM');
+  throw error;
+}
+
+const oursRuns: Figures[] = [];
+const bareRuns: Figures[] = [];
+try {
+  for (let i = 0; i < rounds; i++) {
+    // Alternate so drift in machine load hits both alike.
+    bareRuns.push(await load(bareUrl, {}));
+    oursRuns.push(await load(oursUrl, auth));
+  }
+} finally {
+  await ours.stop();
+  bare.kill('SIGTERM');
+}
+
+const summary = (runs: Figures[]) => ({ rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)) });
+const o = summary(oursRuns);
+const b = summary(bareRuns);
+console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, autocannon in the same process as this script, medians`);
+console.log(`machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
+console.log(`  bare Fastify route           ${fmt(b.rps).padStart(8)} req/s   p50 ${fmt(b.p50, 1)} ms   p99 ${fmt(b.p99, 1)} ms`);
+console.log(`  GET /v1/orgs/{id}/members    ${fmt(o.rps).padStart(8)} req/s   p50 ${fmt(o.p50, 1)} ms   p99 ${fmt(o.p99, 1)} ms   (token lookup, scope, rate limit, SQLite query)`);
+console.log(`  ratio ours / bare            ${fmt((o.rps / b.rps) * 100, 1)}%   (goal ≥ 70%)`);
