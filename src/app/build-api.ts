@@ -78,7 +78,13 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  const tokens = new TokenLookup(ctx.metadata.db, ctx.clock, (error) => app.log.warn({ err: error }, 'could not record token use'));
+  const tokens = new TokenLookup(
+    ctx.metadata.db,
+    ctx.clock,
+    (error) => app.log.warn({ err: error }, 'could not record token use'),
+    ctx.config.authCacheMs,
+  );
+  ctx.tokens.onRevoked((id) => tokens.forget(id));
   const rateLimiter = new RateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
   await app.register(authPlugin, { tokens, rateLimiter });
 

@@ -7,6 +7,18 @@ import { isScope } from './scopes.js';
 import { iso, type Clock } from '../shared/clock.js';
 
 const lastUsedEveryMs = 60_000;
+const maxCached = 10_000;
+
+interface TokenRow {
+  id: string;
+  org_id: string;
+  project_id: string;
+  mode: 'live' | 'test';
+  scopes: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  plan: string;
+}
 
 /**
  * Bearer token → AuthContext. One indexed lookup per request; `last_used_at` is written at
@@ -14,6 +26,9 @@ const lastUsedEveryMs = 60_000;
  */
 export class TokenLookup {
   private readonly lastUsedWritten = new Map<string, number>();
+  /** hash → row, for `cacheMs`; the row's expiry is still checked on every request. */
+  private readonly cache = new Map<string, { row: TokenRow; until: number }>();
+  private readonly hashById = new Map<string, string>();
   /** Compiled once: building the query cost more than running it, on every request. */
   private readonly lookup: ReturnType<TokenLookup['compileLookup']>;
 
@@ -21,6 +36,12 @@ export class TokenLookup {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly onBackgroundError: (error: unknown) => void,
+    /**
+     * How long a looked-up token is trusted without asking the database again. Revocation
+     * through this process's API drops it at once (`forget`); revocation by another process
+     * (opsctl, another API host) takes effect within this time.
+     */
+    private readonly cacheMs = 1_000,
   ) {
     // In the constructor body: a field initializer would run before `db` is assigned (ES2022 class fields).
     this.lookup = this.compileLookup();
@@ -31,8 +52,7 @@ export class TokenLookup {
     if (!match) throw unauthorized('missing or invalid authorization token: send "Authorization: Bearer <API_TOKEN>"');
     const token = match[1]!;
     if (!looksLikeToken(token)) throw unauthorized();
-    const query: typeof this.lookup = { ...this.lookup, parameters: [hashToken(token)] };
-    const row = (await this.db.executeQuery(query)).rows[0];
+    const row = await this.find(hashToken(token));
     if (!row) throw unauthorized();
     const now = this.clock.now();
     if (row.revoked_at !== null) throw unauthorized('this token has been revoked');
@@ -44,6 +64,21 @@ export class TokenLookup {
       scopes: new Set(row.scopes.split(' ').filter(isScope)),
       plan: row.plan,
     };
+  }
+
+  private async find(hash: string): Promise<TokenRow | undefined> {
+    const now = performance.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > now) return cached.row;
+    const query: typeof this.lookup = { ...this.lookup, parameters: [hash] };
+    const row: TokenRow | undefined = (await this.db.executeQuery(query)).rows[0];
+    // Unknown tokens are not cached: a token created a moment ago elsewhere must work at once.
+    if (row && this.cacheMs > 0) {
+      if (this.cache.size >= maxCached) this.cache.clear();
+      this.cache.set(hash, { row, until: now + this.cacheMs });
+      this.hashById.set(row.id, hash);
+    }
+    return row;
   }
 
   private compileLookup() {
@@ -76,8 +111,11 @@ export class TokenLookup {
       .catch(this.onBackgroundError);
   }
 
-  /** Drops the write throttle of a token (after revocation, say). */
+  /** Forgets what is cached of a token (revoked through this process). */
   forget(tokenId: string): void {
     this.lastUsedWritten.delete(tokenId);
+    const hash = this.hashById.get(tokenId);
+    if (hash) this.cache.delete(hash);
+    this.hashById.delete(tokenId);
   }
 }

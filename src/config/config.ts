@@ -31,6 +31,8 @@ export interface Config {
   /** Requests per second per token, and the burst allowed above it. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** How long a looked-up token is trusted before the database is asked again. */
+  authCacheMs: number;
 }
 
 export class ConfigError extends Error {
@@ -108,5 +110,6 @@ export function loadConfig(env: Env = process.env): Config {
     purgeIntervalMs: integer(env, 'OPS_PURGE_INTERVAL_MS', 86_400_000, 1_000, 31 * 86_400_000),
     rateLimitPerSecond: integer(env, 'OPS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
+    authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
   };
 }

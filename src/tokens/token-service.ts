@@ -48,10 +48,17 @@ const toInfo = (row: {
 }): TokenInfo => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) });
 
 export class TokenService {
+  private readonly revokedListeners: Array<(tokenId: string) => void> = [];
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {}
+
+  /** Called with the id of every token this process revokes (auth caches drop it). */
+  onRevoked(listener: (tokenId: string) => void): void {
+    this.revokedListeners.push(listener);
+  }
 
   /** Creates a token; the returned secret is shown once and never stored. */
   async create(input: NewToken): Promise<TokenInfo & { token: string }> {
@@ -113,6 +120,7 @@ export class TokenService {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
+    for (const listener of this.revokedListeners) listener(id);
   }
 
   /** Administrative revocation (opsctl), across tenants. */
@@ -124,5 +132,6 @@ export class TokenService {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist or is already revoked`);
+    for (const listener of this.revokedListeners) listener(id);
   }
 }
