@@ -1,8 +1,6 @@
 import type { RouteRegistrar } from './build-api.js';
 import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
 import type { AppContext } from './context.js';
-import { mediaCapability } from '../media/capability.js';
-import { eventsCapability } from '../datasets/capability.js';
 
 /**
  * The capabilities beyond the foundation, in one list: each adds its /v1 routes, its
@@ -19,4 +17,4 @@ export interface Capability {
   purge?: (ctx: AppContext) => Promise<Record<string, unknown>>;
 }
 
-export const capabilities: Capability[] = [mediaCapability, eventsCapability];
+export const capabilities: Capability[] = [];

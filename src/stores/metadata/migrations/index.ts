@@ -1,7 +1,5 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001-foundation.js';
-import * as media from './0002-media.js';
-import * as events from './0003-events.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -9,6 +7,4 @@ import * as events from './0003-events.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
-  '0002-media': media,
-  '0003-events': events,
 };
