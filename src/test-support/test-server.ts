@@ -39,7 +39,8 @@ export interface TestServer {
 export interface RequestOptions {
   token?: string | null;
   json?: unknown;
-  body?: BodyInit;
+  /** Raw body; a Buffer is sent as its bytes. */
+  body?: BodyInit | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -133,7 +134,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const headers: Record<string, string> = { ...opts.headers };
     const auth = opts.token === undefined ? tenants.a.token : opts.token;
     if (auth !== null) headers.authorization = `Bearer ${auth}`;
-    let body = opts.body;
+    let body = opts.body as BodyInit | undefined;
     if (opts.json !== undefined) {
       body = JSON.stringify(opts.json);
       headers['content-type'] ??= 'application/json';
