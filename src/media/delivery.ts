@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app/context.js';
+import { mediaOf } from './services.js';
+import { contentDisposition, storageKeyPattern } from './names.js';
+import { parseRange } from './range.js';
+
+const notFound = (reply: FastifyReply) => reply.code(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send('not found');
+
+/** True when an If-None-Match list names this ETag (weak comparison, RFC 9110 §13.1.2). */
+const matches = (header: string | undefined, etag: string) =>
+  header !== undefined && (header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag));
+
+/**
+ * Public GET/HEAD of `{cdn_url}/{key}` (DECISIONS.md §7). The key must have the exact shape
+ * uploads produce and name a record: the path never reaches the file system, and a
+ * soft-deleted file is served until its purge while a blocked one is not.
+ */
+export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
+  const handler = async (request: FastifyRequest<{ Params: { token: string; name: string } }>, reply: FastifyReply) => {
+    const key = `${request.params.token}/${request.params.name}`;
+    if (!storageKeyPattern.test(key)) return notFound(reply);
+    const media = mediaOf(ctx);
+    const row = await media.files.byKeyForDelivery(key);
+    if (!row || row.abuse_status === 'blocked') return notFound(reply);
+    const size = Number(row.size);
+    const etag = `"${row.sha256}"`;
+    reply.headers({
+      etag,
+      'cache-control': 'public, max-age=31536000, immutable',
+      'accept-ranges': 'bytes',
+      'x-content-type-options': 'nosniff',
+      'content-disposition': contentDisposition(row.original_name),
+      'last-modified': new Date(row.created_at).toUTCString(),
+    });
+    if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+    const ifRange = request.headers['if-range'];
+    const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : ({ kind: 'none' } as const);
+    if (range.kind === 'unsatisfiable') {
+      return reply.code(416).header('content-range', `bytes */${size}`).type('text/plain; charset=utf-8').send('range not satisfiable');
+    }
+    const part = range.kind === 'range' ? range.range : undefined;
+    reply.type(row.content_type).header('content-length', part ? part.end - part.start + 1 : size);
+    if (part) reply.code(206).header('content-range', `bytes ${part.start}-${part.end}/${size}`);
+    if (request.method === 'HEAD') return reply.send();
+    const body = await media.blobs.get(row.key, part);
+    // A record whose blob is gone is mid-purge: the same answer as after the purge.
+    if (!body) return notFound(reply.removeHeader('etag').removeHeader('cache-control'));
+    return reply.send(body);
+  };
+  // HEAD is ours rather than Fastify's automatic one, which would open and read the blob.
+  cdn.route({ method: ['GET', 'HEAD'], url: '/:token/:name', exposeHeadRoute: false, handler });
+}

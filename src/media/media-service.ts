@@ -1,0 +1,177 @@
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { AppContext } from '../app/context.js';
+import type { BlobStore } from '../stores/blobs/blob-store.js';
+import { AppError, notFound, storageError } from '../errors/app-error.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { newId } from '../shared/ids.js';
+import { iso } from '../shared/clock.js';
+import { FilesRepo } from './files-repo.js';
+import { Inspector } from './inspector.js';
+import { fileLimit } from './limits.js';
+import { newStorageKey } from './names.js';
+import { isSupportedType, normaliseType, type SupportedType } from './sniff.js';
+import { toView, type FileView } from './file-record.js';
+
+export const retentionMs = 30 * 24 * 60 * 60 * 1000;
+
+export interface IncomingFile {
+  tenant: Tenant;
+  plan: string;
+  /** The declared Content-Type as sent, or undefined when the bytes decide. */
+  declaredType: string | undefined;
+  originalName: string;
+  body: Readable;
+  /** An upper bound on the size known in advance (Content-Length, decoded length): reserves less quota. */
+  sizeHint?: number;
+  oversizeCode: 'file_too_large' | 'too_large';
+}
+
+/** A file whose bytes are stored and counted, waiting for its record (fields may follow it). */
+export interface StoredFile {
+  commit(meta: { folder: string; tags: string[] }): Promise<FileView>;
+  /** Gives back everything when the request fails after the bytes were stored. */
+  abort(): Promise<void>;
+}
+
+export class MediaService {
+  readonly files: FilesRepo;
+
+  constructor(
+    private readonly ctx: AppContext,
+    readonly blobs: BlobStore,
+  ) {
+    this.files = new FilesRepo(ctx.metadata.db, ctx.metadata.dialect);
+  }
+
+  /** A declared type we accept, or 415 before a byte is read or any quota reserved. */
+  checkDeclared(raw: string): SupportedType {
+    const type = normaliseType(raw);
+    if (!isSupportedType(type)) {
+      throw new AppError('unsupported_type', `content type ${type || '(empty)'} is not supported; send image/png, image/jpeg, image/gif, image/webp, video/mp4, video/webm or application/pdf`, { declared: type, detected: null });
+    }
+    return type;
+  }
+
+  /**
+   * Streams a file to the blob store. Quota is reserved first (the limit, or the smaller
+   * known size) so concurrent uploads can never pass it together, then settled to the real
+   * size; any failure releases the reservation and leaves no blob.
+   */
+  async store(incoming: IncomingFile): Promise<StoredFile> {
+    const { tenant, plan } = incoming;
+    const declared = incoming.declaredType === undefined ? undefined : this.checkDeclared(incoming.declaredType);
+    const limitFor = (type: SupportedType | undefined) => fileLimit(this.ctx.plans, plan, type);
+    // One more byte than the limit is enough to tell an oversize file, so that is the most to reserve.
+    const reserved = Math.min(limitFor(declared) + 1, incoming.sizeHint ?? Number.MAX_SAFE_INTEGER);
+    await this.ctx.quotas.consume(tenant.orgId, plan, 'storage_bytes', reserved);
+    const inspector = new Inspector({ declared, limitFor, oversizeCode: incoming.oversizeCode });
+    const key = newStorageKey(incoming.originalName);
+    // allSettled, not all: the temp file must be gone before the error is answered.
+    const results = await Promise.allSettled([pipeline(incoming.body, inspector), this.put(key, inspector)]);
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failures.length) {
+      await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', reserved);
+      throw failures.find((e) => e instanceof AppError) ?? failures[0];
+    }
+    const size = inspector.size;
+    await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', reserved - size);
+    const sha256 = inspector.digest();
+    const type = inspector.detected!;
+    const release = async () => {
+      await this.blobs.delete(key);
+      await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', size);
+    };
+    return {
+      abort: release,
+      commit: async ({ folder, tags }) => {
+        const now = iso(this.ctx.clock.now());
+        const row = {
+          id: newId.file(),
+          org_id: tenant.orgId,
+          project_id: tenant.projectId,
+          mode: tenant.mode,
+          key,
+          size,
+          content_type: type,
+          sha256,
+          original_name: incoming.originalName,
+          tags: JSON.stringify(tags),
+          folder,
+          abuse_status: 'clean' as const,
+          visibility: 'public' as const,
+          storage_class: 'standard' as const,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+          purges_at: null,
+        };
+        try {
+          await this.files.insert(row);
+        } catch (error) {
+          await release();
+          throw error;
+        }
+        return toView(row, this.ctx.config.cdnUrl);
+      },
+    };
+  }
+
+  /** The blob write; a storage failure (not a client's) is 503 storage_error. */
+  private async put(key: string, body: Readable): Promise<void> {
+    try {
+      await this.blobs.put(key, body);
+    } catch (error) {
+      if (error instanceof AppError || isStreamAbort(error)) throw error;
+      throw Object.assign(storageError(), { cause: error });
+    }
+  }
+
+  async get(tenant: Tenant, id: string): Promise<FileView> {
+    const row = await this.files.get(tenant, id);
+    if (!row) throw notFound(`no file ${id}`);
+    return toView(row, this.ctx.config.cdnUrl);
+  }
+
+  async softDelete(tenant: Tenant, id: string): Promise<{ id: string; deleted: true; purges_at: string }> {
+    const now = this.ctx.clock.now();
+    const purgesAt = iso(now + retentionMs);
+    if (!(await this.files.softDelete(tenant, id, iso(now), purgesAt))) throw notFound(`no file ${id}`);
+    return { id, deleted: true, purges_at: purgesAt };
+  }
+
+  async restore(id: string): Promise<FileView> {
+    const row = await this.files.restore(id, iso(this.ctx.clock.now()));
+    if (!row) throw notFound(`no soft-deleted file ${id} inside its 30-day window`);
+    return toView(row, this.ctx.config.cdnUrl);
+  }
+
+  /**
+   * Removes files past their window. Safe from several processes at once: the blob delete is
+   * idempotent and the row delete is conditional, so exactly one process releases the quota.
+   */
+  async purge(): Promise<{ purged: number; bytes: number }> {
+    let purged = 0;
+    let bytes = 0;
+    for (;;) {
+      const now = iso(this.ctx.clock.now());
+      const due = await this.files.due(now, 100);
+      for (const row of due) {
+        await this.blobs.delete(row.key);
+        if (await this.files.claimPurged(row.id, now)) {
+          await this.ctx.quotas.release(row.org_id, 'storage_bytes', Number(row.size));
+          purged++;
+          bytes += Number(row.size);
+        }
+      }
+      if (due.length < 100) break;
+    }
+    await this.blobs.sweep();
+    return { purged, bytes };
+  }
+}
+
+const isStreamAbort = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'FST_REQ_FILE_TOO_LARGE' || (error as Error)?.name === 'PrematureCloseError';
+};

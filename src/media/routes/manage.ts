@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../../http/types.js';
+import type { AppContext } from '../../app/context.js';
+import { requireAuth } from '../../auth/auth-plugin.js';
+import { PageQuery, tenantKey } from '../../pagination/page.js';
+import { DateTime } from '../../http/schemas.js';
+import { mediaOf } from '../services.js';
+import { toView } from '../file-record.js';
+import { FileId } from '../schemas.js';
+
+const ListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    folder: Type.Optional(Type.String({ maxLength: 256, description: 'only files in this folder' })),
+    tag: Type.Optional(Type.String({ maxLength: 64, description: 'only files carrying this tag' })),
+  }),
+]);
+
+/** GET /media, GET /media/{id}, DELETE /media/{id}. */
+export function registerManageRoutes(app: Api, ctx: AppContext): void {
+  app.get(
+    '/media',
+    {
+      config: { scope: 'media:read' },
+      schema: {
+        tags: ['media'],
+        summary: 'List active files of this project, newest first',
+        querystring: ListQuery,
+        response: { 200: Type.Object({ files: Type.Array(Type.Ref('File')), next_cursor: Type.String(), has_more: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      const { folder, tag } = request.query;
+      // The filter is part of the list's identity: a cursor of one filter is refused by another.
+      const list = `media:${JSON.stringify([folder ?? null, tag ?? null])}`;
+      const owner = tenantKey(tenant);
+      const page = ctx.paginator.request(request.query, list, owner);
+      const rows = await mediaOf(ctx).files.list(tenant, page, { folder, tag });
+      const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.created_at, r.id]);
+      return { files: items.map((r) => toView(r, ctx.config.cdnUrl)), next_cursor: nextCursor, has_more: hasMore };
+    },
+  );
+
+  app.get(
+    '/media/:id',
+    {
+      config: { scope: 'media:read' },
+      schema: { tags: ['media'], summary: 'One active file', params: FileId, response: { 200: Type.Ref('File') } },
+    },
+    async (request) => mediaOf(ctx).get(requireAuth(request).tenant, request.params.id),
+  );
+
+  app.delete(
+    '/media/:id',
+    {
+      config: { scope: 'media:write' },
+      schema: {
+        tags: ['media'],
+        summary: 'Soft-delete a file (its URL keeps working until purges_at)',
+        params: FileId,
+        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true), purges_at: DateTime('when permanent removal happens') }) },
+      },
+    },
+    async (request) => mediaOf(ctx).softDelete(requireAuth(request).tenant, request.params.id),
+  );
+}

@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { TestServer } from '../test-support/test-server.js';
+
+/** Files under the blob root: stored blobs and temp files (which must never outlive a request). */
+export function blobFiles(dataDir: string): { blobs: string[]; temp: string[] } {
+  const root = path.join(dataDir, 'blobs');
+  const all = fs.existsSync(root) ? (fs.readdirSync(root, { recursive: true }) as string[]) : [];
+  const files = all.filter((f) => fs.statSync(path.join(root, f)).isFile());
+  return { blobs: files.filter((f) => !f.startsWith('.tmp')), temp: files.filter((f) => f.startsWith('.tmp')) };
+}
+
+export interface SendResult {
+  status: number;
+  // Error bodies are read field by field in assertions.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  /** Bytes of the request body written when the response arrived. */
+  sentWhenAnswered: number;
+}
+
+/**
+ * POSTs a multipart body with node:http in 64 KiB writes, noting how much was sent when the
+ * answer came (fetch cannot tell), and stopping as soon as it does.
+ */
+export function send(s: TestServer, m: { body: Buffer; contentType: string }, options: { token: string; abortAt?: number }): Promise<SendResult> {
+  const url = new URL(`${s.baseUrl}/media`);
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.token}`, 'content-type': m.contentType, 'content-length': m.body.length },
+    });
+    req.on('response', (res) => {
+      answered = true;
+      const sentWhenAnswered = sent;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, sentWhenAnswered });
+        req.destroy();
+      });
+    });
+    req.on('error', (error) => {
+      if (!answered && options.abortAt === undefined) reject(error);
+    });
+    const pump = async () => {
+      const step = 64 * 1024;
+      while (sent < m.body.length && !answered && !req.destroyed) {
+        if (options.abortAt !== undefined && sent >= options.abortAt) {
+          req.destroy();
+          resolve({ status: 0, body: undefined, sentWhenAnswered: sent });
+          return;
+        }
+        const piece = m.body.subarray(sent, sent + step);
+        sent += piece.length;
+        if (!req.write(piece)) await new Promise((r) => req.once('drain', r));
+        // Let the server answer between writes, as a network would.
+        await new Promise((r) => setImmediate(r));
+      }
+      if (!answered && !req.destroyed) req.end();
+    };
+    pump().catch(reject);
+  });
+}
+
+/** Polls until `check` passes (server-side clean-up after a disconnect is asynchronous). */
+export async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() - start > timeoutMs) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
