@@ -1,0 +1,228 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../stores/metadata/schema.js';
+import type { PlanCatalogue } from '../plans/catalogue.js';
+import type { Clock } from '../shared/clock.js';
+import { iso } from '../shared/clock.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { scoped } from '../tenancy/scoped.js';
+import { newId } from '../shared/ids.js';
+import { AppError, badRequest, conflict, notFound } from '../errors/app-error.js';
+import type { Severity } from '../stores/events/event-record.js';
+import type { DatasetsTable } from './datasets-table.js';
+import './datasets-table.js';
+
+export type Dataset = Selectable<DatasetsTable>;
+
+/** The reserved dataset overflowing events go to (DECISIONS §9). */
+export const defaultDatasetName = 'default';
+/** SPEC §2.3. */
+export const datasetNamePattern = '^(?:[a-z0-9][a-z0-9_-]{0,62}[a-z0-9]|[a-z0-9])$';
+
+export interface DatasetPatch {
+  name?: string;
+  retention_days?: number;
+  default_severity?: Severity | null;
+}
+
+/** Where an ingest request's events go. */
+export interface IngestTarget {
+  dataset: Dataset;
+  /** Set when the cap made the events overflow into `default`: the intended name. */
+  overflowFrom: string | undefined;
+}
+
+const cacheTtlMs = 5_000;
+const tenantKey = (t: Tenant) => `${t.orgId}|${t.projectId}|${t.mode}`;
+
+/** Datasets: metadata rows in the tenant's scope; events live in the event store. */
+export class DatasetService {
+  private readonly targets = new Map<string, { target: IngestTarget; expires: number }>();
+  private readonly orgLocks = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly plans: PlanCatalogue,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Serialises dataset creation per organisation, so two first ingests cannot pass the cap together. */
+  private async withOrgLock<T>(orgId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.orgLocks.get(orgId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.orgLocks.set(orgId, settled);
+    void settled.then(() => {
+      if (this.orgLocks.get(orgId) === settled) this.orgLocks.delete(orgId);
+    });
+    return next;
+  }
+
+  private invalidate(): void {
+    this.targets.clear();
+  }
+
+  async find(tenant: Tenant, name: string): Promise<Dataset | undefined> {
+    return scoped(this.db, tenant).selectFrom('datasets').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  /** An active dataset by name, or 404 (archived ones no longer exist for readers). */
+  async getActive(tenant: Tenant, name: string): Promise<Dataset> {
+    const dataset = await this.find(tenant, name);
+    if (!dataset || dataset.archived_at) throw notFound(`no dataset named "${name}"`);
+    return dataset;
+  }
+
+  async listActive(tenant: Tenant): Promise<Dataset[]> {
+    return scoped(this.db, tenant)
+      .selectFrom('datasets')
+      .selectAll()
+      .where('archived_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  /** id → name for the tenant's datasets (archived included), for StoredEvent.dataset. */
+  async namesOf(tenant: Tenant, ids: readonly string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const rows = await scoped(this.db, tenant).selectFrom('datasets').select(['id', 'name']).where('id', 'in', [...ids]).execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  /** Active datasets of the organisation that count toward the plan cap (all projects and modes). */
+  private async countTowardCap(orgId: string): Promise<number> {
+    // An organisation-wide count, not a read of tenant rows: the cap is the organisation's.
+    const row = await this.db
+      .selectFrom('datasets')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .where('archived_at', 'is', null)
+      .where('is_default', '=', 0)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  private async insert(tenant: Tenant, plan: string, name: string, fields: Omit<DatasetPatch, 'name'> = {}): Promise<Dataset> {
+    const now = iso(this.clock.now());
+    const row: Dataset = {
+      id: newId.dataset(),
+      ...scoped(this.db, tenant).row,
+      name,
+      retention_days: fields.retention_days ?? this.plans.limits(plan).retention_days,
+      default_severity: fields.default_severity ?? null,
+      is_default: name === defaultDatasetName ? 1 : 0,
+      archived_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.insertInto('datasets').values(row).execute();
+    } catch (error) {
+      // Lost a race on the unique (tenant, name): the other insert's row is the dataset.
+      const existing = await this.find(tenant, name);
+      if (existing) return existing;
+      throw error;
+    }
+    this.invalidate();
+    return row;
+  }
+
+  /** Resolves (creating on first ingest) where events sent to `name` go; archived → 409. */
+  async ingestTarget(tenant: Tenant, plan: string, name: string): Promise<IngestTarget> {
+    const key = `${tenantKey(tenant)}|${name}`;
+    const cached = this.targets.get(key);
+    if (cached && cached.expires > this.clock.now()) return cached.target;
+    const target = await this.resolveTarget(tenant, plan, name);
+    this.targets.set(key, { target, expires: this.clock.now() + cacheTtlMs });
+    return target;
+  }
+
+  private async resolveTarget(tenant: Tenant, plan: string, name: string): Promise<IngestTarget> {
+    const existing = await this.find(tenant, name);
+    if (existing) {
+      if (existing.archived_at) throw conflict(`dataset "${name}" is archived and accepts no events`);
+      return { dataset: existing, overflowFrom: undefined };
+    }
+    if (name === defaultDatasetName) return { dataset: await this.insert(tenant, plan, name), overflowFrom: undefined };
+    return this.withOrgLock(tenant.orgId, async () => {
+      const again = await this.find(tenant, name);
+      if (again) return this.resolveTarget(tenant, plan, name);
+      const cap = this.plans.limits(plan).datasets;
+      if (cap === null || (await this.countTowardCap(tenant.orgId)) < cap) {
+        return { dataset: await this.insert(tenant, plan, name), overflowFrom: undefined };
+      }
+      const fallback = (await this.find(tenant, defaultDatasetName)) ?? (await this.insert(tenant, plan, defaultDatasetName));
+      return { dataset: fallback, overflowFrom: name };
+    });
+  }
+
+  private checkRetention(plan: string, days: number | undefined): void {
+    if (days === undefined) return;
+    const max = this.plans.limits(plan).retention_days;
+    if (days > max) throw badRequest(`retention_days may not exceed the plan's retention of ${max} days`, { max_retention_days: max });
+  }
+
+  async create(tenant: Tenant, plan: string, input: { name: string } & Omit<DatasetPatch, 'name'>): Promise<Dataset> {
+    this.checkRetention(plan, input.retention_days);
+    if (input.name === defaultDatasetName) throw conflict(`"${defaultDatasetName}" is reserved for the system-managed dataset`);
+    return this.withOrgLock(tenant.orgId, async () => {
+      const existing = await this.find(tenant, input.name);
+      if (existing) {
+        throw conflict(existing.archived_at ? `dataset name "${input.name}" belongs to an archived dataset` : `dataset "${input.name}" already exists`);
+      }
+      const cap = this.plans.limits(plan).datasets;
+      const used = await this.countTowardCap(tenant.orgId);
+      if (cap !== null && used >= cap) {
+        throw new AppError('quota_exceeded', `the plan allows ${cap} datasets and all are in use; archive one or upgrade the plan`, {
+          metric: 'datasets',
+          quotas: [{ metric: 'datasets', used, limit: cap, cumulative: true }],
+        });
+      }
+      return this.insert(tenant, plan, input.name, input);
+    });
+  }
+
+  async update(tenant: Tenant, plan: string, name: string, patch: DatasetPatch): Promise<Dataset> {
+    const dataset = await this.getActive(tenant, name);
+    this.checkRetention(plan, patch.retention_days);
+    const renaming = patch.name !== undefined && patch.name !== dataset.name;
+    if (renaming && dataset.is_default) throw conflict(`the "${defaultDatasetName}" dataset cannot be renamed`);
+    if (renaming && patch.name === defaultDatasetName) throw conflict(`"${defaultDatasetName}" is reserved for the system-managed dataset`);
+    if (renaming && (await this.find(tenant, patch.name!))) throw conflict(`dataset name "${patch.name}" is taken`);
+    const changes: Partial<Dataset> = { updated_at: iso(this.clock.now()) };
+    if (renaming) changes.name = patch.name!;
+    if (patch.retention_days !== undefined) changes.retention_days = patch.retention_days;
+    if (patch.default_severity !== undefined) changes.default_severity = patch.default_severity;
+    try {
+      await scoped(this.db, tenant).updateTable('datasets').set(changes).where('id', '=', dataset.id).execute();
+    } catch (error) {
+      if (renaming && (await this.find(tenant, patch.name!))) throw conflict(`dataset name "${patch.name}" is taken`);
+      throw error;
+    }
+    this.invalidate();
+    return { ...dataset, ...changes };
+  }
+
+  async archive(tenant: Tenant, name: string): Promise<Dataset> {
+    const dataset = await this.getActive(tenant, name);
+    if (dataset.is_default) throw conflict(`the "${defaultDatasetName}" dataset cannot be archived`);
+    const now = iso(this.clock.now());
+    await scoped(this.db, tenant).updateTable('datasets').set({ archived_at: now, updated_at: now }).where('id', '=', dataset.id).execute();
+    this.invalidate();
+    return { ...dataset, archived_at: now };
+  }
+
+  /** Every dataset with its organisation's plan: the retention job's work list (system-wide). */
+  async allForRetention(): Promise<Array<{ tenant: Tenant; id: string; retentionDays: number }>> {
+    const rows = await this.db
+      .selectFrom('datasets')
+      .innerJoin('organisations', 'organisations.id', 'datasets.org_id')
+      .select(['datasets.id', 'datasets.org_id', 'datasets.project_id', 'datasets.mode', 'datasets.retention_days', 'organisations.plan'])
+      .execute();
+    return rows.map((r) => ({
+      tenant: { orgId: r.org_id, projectId: r.project_id, mode: r.mode },
+      id: r.id,
+      retentionDays: Math.min(r.retention_days, this.plans.limits(r.plan).retention_days),
+    }));
+  }
+}

@@ -1,0 +1,220 @@
+import crypto from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
+import type { NewEvent } from '../stores/events/event-store.js';
+
+/** DECISIONS §9 limits (MB/KB are decimal, as everywhere in the product). */
+export const ingestLimits = { bodyBytes: 10_000_000, events: 10_000, eventBytes: 256_000 } as const;
+
+export interface IngestFailure {
+  index: number;
+  error: { code: 'bad_request' | 'too_large'; message: string };
+}
+
+export interface ParsedIngest {
+  events: NewEvent[];
+  failures: IngestFailure[];
+}
+
+export interface IngestDefaults {
+  datasetId: string;
+  /** index into severities, used when an event has none */
+  defaultSeverity: number;
+  now: number;
+  /** Intended dataset name when the events overflow into `default` (payload._dataset). */
+  overflowFrom: string | undefined;
+}
+
+const severityNames: Record<string, number> = {
+  debug: 0, trace: 0,
+  info: 1, information: 1, informational: 1,
+  warn: 2, warning: 2,
+  error: 3, err: 3,
+  fatal: 4, critical: 4, crit: 4, panic: 4, emergency: 4, emerg: 4,
+};
+const otelText = /^(trace|debug|info|warn|error|fatal)[1-4]$/;
+
+/** A severity as sent → its index; undefined = absent (use the default); -1 = invalid. */
+export function parseSeverity(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') {
+    const lower = value.toLowerCase();
+    const known = severityNames[lower];
+    if (known !== undefined) return known;
+    const otel = otelText.exec(lower);
+    return otel ? severityNames[otel[1]!]! : -1;
+  }
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    // OpenTelemetry SeverityNumber: 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20 ERROR, 21-24 FATAL; 0 unspecified.
+    if (value === 0) return undefined;
+    if (value >= 1 && value <= 24) return Math.max(0, Math.ceil(value / 4) - 2);
+  }
+  return -1;
+}
+
+const isoPattern = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+const maxTs = 8_640_000_000_000_000;
+
+/** A ts as sent → epoch ms; undefined = absent; NaN = invalid. */
+export function parseTs(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 && value <= maxTs ? Math.floor(value) : NaN;
+  if (typeof value === 'string' && isoPattern.test(value)) {
+    const ms = Date.parse(value.replace(' ', 'T'));
+    return Number.isFinite(ms) && ms >= 0 ? ms : NaN;
+  }
+  return NaN;
+}
+
+// uuid's v7 draws 16 random bytes per call (≈ 5 µs here); a refilled pool makes it ≈ 0.25 µs.
+const randomPool = new Uint8Array(16 * 8192);
+let randomOffset = randomPool.length;
+function newEventId(): string {
+  if (randomOffset >= randomPool.length) {
+    crypto.randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  const random = randomPool.subarray(randomOffset, randomOffset + 16);
+  randomOffset += 16;
+  return uuidv7({ random });
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const textFields = ['event', 'actor', 'source', 'message'] as const;
+
+class EventError extends Error {}
+
+/**
+ * Validates and normalises one event. `raw` is the client's own JSON text of it when known:
+ * if nothing needs rewriting it becomes the stored body unchanged.
+ */
+function normalise(value: unknown, raw: string | undefined, bytes: number, d: IngestDefaults): NewEvent {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EventError('an event must be a JSON object');
+  const e = value as Record<string, unknown>;
+  let extras: Record<string, unknown> | undefined;
+  for (const key in e) {
+    switch (key) {
+      case 'ts': case 'severity': case 'event': case 'actor': case 'source': case 'message': case 'payload': case 'event_id':
+        break;
+      default:
+        (extras ??= {})[key] = e[key];
+    }
+  }
+  const ts = parseTs(e.ts);
+  if (Number.isNaN(ts)) throw new EventError('ts must be an ISO 8601 date-time or epoch milliseconds');
+  const severity = parseSeverity(e.severity);
+  if (severity === -1) throw new EventError(`unknown severity ${JSON.stringify(e.severity)}; use debug, info, warn, error, fatal, an alias or an OpenTelemetry severity number`);
+  for (const field of textFields) {
+    const v = e[field];
+    if (v !== undefined && v !== null && typeof v !== 'string') throw new EventError(`${field} must be a string`);
+  }
+  const payload = e.payload;
+  if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
+    throw new EventError('payload must be a JSON object');
+  }
+  let eventId: string;
+  const clientEventId = e.event_id !== undefined && e.event_id !== null;
+  if (clientEventId) {
+    if (typeof e.event_id !== 'string' || !uuidPattern.test(e.event_id)) throw new EventError('event_id must be a UUID');
+    eventId = e.event_id.toLowerCase();
+  } else {
+    eventId = newEventId();
+  }
+  let body = raw;
+  if (body === undefined || extras || d.overflowFrom !== undefined) {
+    const merged: Record<string, unknown> = { ...extras, ...(payload as Record<string, unknown> | undefined) };
+    if (d.overflowFrom !== undefined) merged._dataset = d.overflowFrom;
+    body = JSON.stringify({ event: e.event, actor: e.actor, source: e.source, message: e.message, payload: merged });
+  }
+  return { datasetId: d.datasetId, eventId, clientEventId, ts: ts ?? d.now, severity: severity ?? d.defaultSeverity, bytesRaw: bytes, body };
+}
+
+function fail(failures: IngestFailure[], index: number, error: unknown): void {
+  if (error instanceof EventError) failures.push({ index, error: { code: 'bad_request', message: error.message } });
+  else throw error;
+}
+
+/** NDJSON: each non-blank line is an event; a malformed line fails alone, with its index. */
+export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
+  const text = buffer.toString('utf8');
+  const ascii = text.length === buffer.length;
+  const events: NewEvent[] = [];
+  const failures: IngestFailure[] = [];
+  let index = 0;
+  let syntaxErrors = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    let lineEnd = end;
+    if (lineEnd > start && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
+    const line = text.slice(start, lineEnd);
+    start = end + 1;
+    if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === '')) continue;
+    if (index >= ingestLimits.events) throw tooLarge(ingestLimits.bodyBytes, `a request may carry at most ${ingestLimits.events} events`);
+    const bytes = ascii ? line.length : Buffer.byteLength(line);
+    if (bytes > ingestLimits.eventBytes) {
+      failures.push({ index: index++, error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` } });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      syntaxErrors++;
+      failures.push({ index: index++, error: { code: 'bad_request', message: 'this line is not valid JSON' } });
+      continue;
+    }
+    try {
+      events.push(normalise(value, line, bytes, d));
+    } catch (error) {
+      fail(failures, index, error);
+    }
+    index++;
+  }
+  if (index === 0) throw badRequest('the request body holds no events');
+  if (syntaxErrors === index) throw badRequest('the request body is not JSON or NDJSON');
+  return { events, failures };
+}
+
+/** application/json: an array of events or one event object. */
+export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
+  let value: unknown;
+  try {
+    value = JSON.parse(buffer.toString('utf8'));
+  } catch {
+    throw badRequest('the request body is not valid JSON');
+  }
+  const single = !Array.isArray(value);
+  if (single && (value === null || typeof value !== 'object')) throw badRequest('the body must be a JSON array of events or one event object');
+  const items = single ? [value] : (value as unknown[]);
+  if (items.length === 0) throw badRequest('the request body holds no events');
+  if (items.length > ingestLimits.events) throw tooLarge(ingestLimits.bodyBytes, `a request may carry at most ${ingestLimits.events} events`);
+  const events: NewEvent[] = [];
+  const failures: IngestFailure[] = [];
+  items.forEach((item, index) => {
+    const bytes = single ? buffer.length : Buffer.byteLength(JSON.stringify(item) ?? '');
+    if (bytes > ingestLimits.eventBytes) {
+      failures.push({ index, error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` } });
+      return;
+    }
+    try {
+      events.push(normalise(item, undefined, bytes, d));
+    } catch (error) {
+      fail(failures, index, error);
+    }
+  });
+  return { events, failures };
+}
+
+export type BodyFormat = 'json' | 'ndjson';
+
+/** The body format from Content-Type; anything else is 415. */
+export function bodyFormat(contentType: string | undefined): BodyFormat {
+  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  if (['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines'].includes(type)) {
+    return 'ndjson';
+  }
+  if (type === 'application/json' || type.endsWith('+json') || type === '') return 'json';
+  throw new AppError('unsupported_type', `content type ${type} is not accepted here; send application/json or application/x-ndjson`);
+}

@@ -1,0 +1,108 @@
+import zlib from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../http/types.js';
+import type { AppContext } from '../app/context.js';
+import { requireAuth } from '../auth/auth-plugin.js';
+import { AppError, badRequest, storageError, tooLarge } from '../errors/app-error.js';
+import { severities } from '../stores/events/event-record.js';
+import { datasetNamePattern } from './dataset-service.js';
+import { bodyFormat, ingestLimits, parseJsonBody, parseNdjson } from './ingest-parse.js';
+import { eventsRuntime } from './runtime.js';
+
+const IngestResult = Type.Object({
+  ingested: Type.Integer(),
+  failed: Type.Integer(),
+  failures: Type.Array(
+    Type.Object({ index: Type.Integer(), error: Type.Object({ code: Type.String(), message: Type.String() }) }),
+  ),
+});
+
+/** Reads the raw (possibly gzip) body, stopping at the limit measured after decompression. */
+function readBody(request: { headers: Record<string, string | string[] | undefined> }, payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
+  const limit = ingestLimits.bodyBytes;
+  const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
+  let source: Readable = payload;
+  if (encoding === 'gzip' || encoding === 'x-gzip') source = payload.pipe(zlib.createGunzip());
+  else if (encoding !== 'identity') return done(new AppError('unsupported_type', `Content-Encoding ${encoding} is not accepted; use gzip`));
+  else if (Number(request.headers['content-length'] ?? 0) > limit) {
+    payload.resume();
+    return done(tooLarge(limit, `the request body may be at most ${limit} bytes`));
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (error: Error | null, body?: Buffer) => {
+    if (finished) return;
+    finished = true;
+    done(error, body);
+  };
+  source.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > limit) {
+      if (source !== payload) payload.unpipe();
+      payload.resume();
+      finish(tooLarge(limit, `the request body may be at most ${limit} bytes after decompression`));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  source.on('end', () => finish(null, Buffer.concat(chunks, size)));
+  source.on('error', () => finish(badRequest(source === payload ? 'the request body could not be read' : 'the gzip body is corrupt')));
+}
+
+/** POST /datasets/{name}/ingest (DECISIONS §9), in its own scope for its raw body parser. */
+export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<void> {
+  await v1.register(async (scope: Api) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
+    scope.post(
+      '/datasets/:name/ingest',
+      {
+        config: { scope: 'logs:write' },
+        schema: {
+          tags: ['datasets'],
+          summary: 'Ingest events: a JSON array, one JSON object, or NDJSON; gzip accepted',
+          description:
+            'Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, ' +
+            '10,000 events, 256 KB per event. The first ingest creates the dataset; past the plan cap events go to `default`.',
+          params: Type.Object({ name: Type.String({ pattern: datasetNamePattern }) }),
+          response: { 200: IngestResult },
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        const format = bodyFormat(request.headers['content-type']);
+        const body = request.body;
+        if (!Buffer.isBuffer(body) || body.length === 0) throw badRequest('the request body holds no events');
+        const runtime = await eventsRuntime(ctx);
+        const target = await runtime.datasets.ingestTarget(auth.tenant, auth.plan, request.params.name);
+        const defaults = {
+          datasetId: target.dataset.id,
+          defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
+          now: ctx.clock.now(),
+          overflowFrom: target.overflowFrom,
+        };
+        const parsed = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
+        const count = parsed.events.length;
+        if (count > 0) {
+          await ctx.quotas.consume(auth.tenant.orgId, auth.plan, 'events_month', count);
+          let duplicates: number;
+          try {
+            const appended = await runtime.store.append(auth.tenant, parsed.events);
+            duplicates = appended.duplicates;
+            if (appended.stored) for (const listener of runtime.appendListeners) listener(auth.tenant, appended.lastSeq);
+          } catch (error) {
+            request.log.error({ err: error }, 'event append failed');
+            await ctx.quotas.release(auth.tenant.orgId, 'events_month', count);
+            throw storageError();
+          }
+          // A retried event already stored is acknowledged again but counted once.
+          if (duplicates) await ctx.quotas.release(auth.tenant.orgId, 'events_month', duplicates);
+        }
+        return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
+      },
+    );
+  });
+}

@@ -1,0 +1,147 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../http/types.js';
+import type { AppContext } from '../app/context.js';
+import { requireAuth } from '../auth/auth-plugin.js';
+import { DateTime } from '../http/schemas.js';
+import { severities } from '../stores/events/event-record.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { datasetNamePattern, type Dataset } from './dataset-service.js';
+import { eventsRuntime } from './runtime.js';
+import { registerIngestRoute } from './ingest-route.js';
+
+const Name = Type.String({ pattern: datasetNamePattern, description: 'dataset name' });
+const Severity = Type.Union(severities.map((s) => Type.Literal(s)));
+const DatasetSummary = Type.Object(
+  {
+    name: Type.String(),
+    retention_days: Type.Integer(),
+    events_last_24h: Type.Integer({ description: 'from the per-minute rollup' }),
+    default_severity: Type.Optional(Severity),
+    created_at: DateTime(),
+  },
+  { $id: 'DatasetSummary' },
+);
+const DatasetSchemaBody = Type.Object({
+  dataset: Type.String(),
+  canonical_fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })),
+  payload_fields: Type.Array(Type.Object({ key: Type.String(), cardinality: Type.Integer(), samples: Type.Array(Type.String()) })),
+  generated_at: DateTime(),
+});
+const Retention = Type.Integer({ minimum: 1, maximum: 36_500 });
+const NameParams = Type.Object({ name: Name });
+
+const dayMs = 86_400_000;
+
+/** GET/POST /datasets, PATCH/DELETE /datasets/{name}, GET /datasets/{name}/schema, ingest. */
+export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<void> {
+  v1.addSchema(DatasetSummary);
+  const summaries = async (tenant: Tenant, datasets: Dataset[]) => {
+    const { store } = await eventsRuntime(ctx);
+    const counts = await store.rollupCounts(tenant, datasets.map((d) => d.id), ctx.clock.now() - dayMs);
+    return datasets.map((d) => ({
+      name: d.name,
+      retention_days: d.retention_days,
+      events_last_24h: counts.get(d.id) ?? 0,
+      ...(d.default_severity ? { default_severity: d.default_severity as (typeof severities)[number] } : {}),
+      created_at: d.created_at,
+    }));
+  };
+
+  v1.get(
+    '/datasets',
+    {
+      config: { scope: 'logs:read' },
+      schema: { tags: ['datasets'], summary: 'List the active datasets of this project', response: { 200: Type.Object({ datasets: Type.Array(Type.Ref(DatasetSummary)) }) } },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      const { datasets } = await eventsRuntime(ctx);
+      return { datasets: await summaries(tenant, await datasets.listActive(tenant)) };
+    },
+  );
+
+  v1.post(
+    '/datasets',
+    {
+      config: { scope: 'logs:write' },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Create a dataset',
+        body: Type.Object({ name: Name, retention_days: Type.Optional(Retention), default_severity: Type.Optional(Severity) }, { additionalProperties: false }),
+        response: { 201: Type.Ref(DatasetSummary) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant, plan } = requireAuth(request);
+      const { datasets } = await eventsRuntime(ctx);
+      const created = await datasets.create(tenant, plan, request.body);
+      return reply.code(201).send((await summaries(tenant, [created]))[0]);
+    },
+  );
+
+  v1.patch(
+    '/datasets/:name',
+    {
+      config: { scope: 'logs:write' },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Rename a dataset or change its retention or default severity (events are kept)',
+        params: NameParams,
+        body: Type.Object(
+          { name: Type.Optional(Name), retention_days: Type.Optional(Retention), default_severity: Type.Optional(Type.Union([Severity, Type.Null()])) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Ref(DatasetSummary) },
+      },
+    },
+    async (request) => {
+      const { tenant, plan } = requireAuth(request);
+      const { datasets } = await eventsRuntime(ctx);
+      const updated = await datasets.update(tenant, plan, request.params.name, request.body);
+      return (await summaries(tenant, [updated]))[0];
+    },
+  );
+
+  v1.delete(
+    '/datasets/:name',
+    {
+      config: { scope: 'logs:write' },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Archive a dataset: it leaves the list, queries and tail; ingest to it answers 409',
+        params: NameParams,
+        response: { 200: Type.Object({ name: Type.String(), archived: Type.Literal(true), archived_at: DateTime() }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      const { datasets } = await eventsRuntime(ctx);
+      const archived = await datasets.archive(tenant, request.params.name);
+      return { name: archived.name, archived: true as const, archived_at: archived.archived_at! };
+    },
+  );
+
+  v1.get(
+    '/datasets/:name/schema',
+    {
+      config: { scope: 'logs:read' },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Queryable fields of a dataset: canonical fields and payload keys of the last 24 hours',
+        description: 'Cached per project and dataset; the `X-Cache` header says HIT or MISS.',
+        params: NameParams,
+        response: { 200: DatasetSchemaBody },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = requireAuth(request);
+      const { datasets, schemas } = await eventsRuntime(ctx);
+      const dataset = await datasets.getActive(tenant, request.params.name);
+      const { schema, hit } = await schemas.schemaOf(tenant, dataset);
+      reply.header('X-Cache', hit ? 'HIT' : 'MISS');
+      return schema;
+    },
+  );
+
+  await registerIngestRoute(v1, ctx);
+}

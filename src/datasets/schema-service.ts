@@ -1,0 +1,66 @@
+import type { Clock } from '../shared/clock.js';
+import { iso } from '../shared/clock.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import type { EventStore, FieldStat } from '../stores/events/event-store.js';
+import type { Dataset } from './dataset-service.js';
+
+/** SPEC §2.5 / DECISIONS §9: the same for every dataset. */
+export const canonicalFields = [
+  { name: 'actor', type: 'string' },
+  { name: 'bytes_raw', type: 'number' },
+  { name: 'dataset', type: 'string' },
+  { name: 'event', type: 'string' },
+  { name: 'event_id', type: 'uuid' },
+  { name: 'ingested_at', type: 'datetime' },
+  { name: 'message', type: 'string' },
+  { name: 'severity', type: 'severity (ordinal)' },
+  { name: 'source', type: 'string' },
+  { name: 'ts', type: 'datetime' },
+] as const;
+
+export const schemaLimits = { keys: 50, samples: 5, windowMs: 24 * 3_600_000 } as const;
+
+export interface DatasetSchema {
+  dataset: string;
+  canonical_fields: Array<{ name: string; type: string }>;
+  payload_fields: FieldStat[];
+  generated_at: string;
+}
+
+/** Builds dataset schemas from the event store, cached per (org, project, mode, dataset). */
+export class SchemaService {
+  private readonly cache = new Map<string, { fields: FieldStat[]; generatedAt: number; expires: number }>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  async schemaOf(tenant: Tenant, dataset: Dataset): Promise<{ schema: DatasetSchema; hit: boolean }> {
+    const now = this.clock.now();
+    const key = `${tenant.orgId}|${tenant.projectId}|${tenant.mode}|${dataset.id}`;
+    let entry = this.cache.get(key);
+    const hit = entry !== undefined && entry.expires > now;
+    if (!hit) {
+      const fields = await this.store.fieldStats(tenant, {
+        datasetId: dataset.id,
+        sinceMs: now - schemaLimits.windowMs,
+        maxKeys: schemaLimits.keys,
+        maxSamples: schemaLimits.samples,
+      });
+      entry = { fields, generatedAt: now, expires: now + this.ttlMs };
+      this.cache.set(key, entry);
+      this.prune(now);
+    }
+    return {
+      hit,
+      schema: { dataset: dataset.name, canonical_fields: canonicalFields.map((f) => ({ ...f })), payload_fields: entry!.fields, generated_at: iso(entry!.generatedAt) },
+    };
+  }
+
+  private prune(now: number): void {
+    if (this.cache.size < 10_000) return;
+    for (const [key, entry] of this.cache) if (entry.expires <= now) this.cache.delete(key);
+  }
+}
