@@ -1,0 +1,134 @@
+/**
+ * POST /query: parse SOQL, scope it to the caller and the caller's active datasets, and run it
+ * on the event store as one keyset page (newest first) or a group-by count.
+ *
+ * The tenant never appears in the compiled filter: the store ANDs org_id / project_id / mode
+ * around it. This service ANDs the restriction to active datasets (archived datasets are never
+ * searched) and binds the cursor to the tenant and the normalised query.
+ */
+import crypto from 'node:crypto';
+import { badRequest } from '../errors/app-error.js';
+import type { CursorCodec } from '../pagination/cursor.js';
+import { tenantKey } from '../pagination/page.js';
+import type { EventKey, EventStore, GroupKey, GroupRow } from '../stores/events/event-store.js';
+import type { StoredEvent } from '../stores/events/event-record.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { compileDuckDbFilter, parseSoql, printField, printSoql, type FieldRef, type SoqlQuery } from './soql/index.js';
+
+/** SPEC.md §8: events per page and group rows. */
+export const pageSize = 100;
+export const maxGroups = 100;
+
+/** What the query service needs of the datasets: the tenant's active ones. */
+export interface ActiveDatasets {
+  listActive(tenant: Tenant): Promise<Array<{ id: string; name: string }>>;
+}
+
+export type QueryResult =
+  | { kind: 'events'; events: StoredEvent[]; nextCursor: string; hasMore: boolean }
+  | { kind: 'groups'; field: string; groups: GroupRow[] };
+
+export interface QueryServiceDeps {
+  store: EventStore;
+  datasets: ActiveDatasets;
+  cursors: CursorCodec;
+  now: () => number;
+}
+
+/** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
+export const queryListName = (query: SoqlQuery): string =>
+  `query:${crypto.createHash('sha256').update(printSoql(query)).digest('base64url')}`;
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Reads a cursor key [ts, event_id, now]; anything else is a 400 like a tampered cursor. */
+function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: number } {
+  const [ts, eventId, now] = key;
+  if (
+    key.length !== 3 ||
+    typeof ts !== 'number' ||
+    !Number.isSafeInteger(ts) ||
+    typeof eventId !== 'string' ||
+    !uuidPattern.test(eventId) ||
+    typeof now !== 'number' ||
+    !Number.isSafeInteger(now)
+  ) {
+    throw badRequest('invalid cursor: pass the next_cursor value of the previous page of this same list, unchanged');
+  }
+  return { after: { ts, event_id: eventId }, now };
+}
+
+/** The store's group key for a SOQL field. */
+function groupKeyOf(field: FieldRef): GroupKey {
+  return field.kind === 'payload' ? { kind: 'payload', path: [...field.path] } : { kind: 'canonical', name: field.name };
+}
+
+/** Placeholders for `dataset_id IN (…)`. */
+const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+export class QueryService {
+  constructor(private readonly deps: QueryServiceDeps) {}
+
+  /** Parses q (soql_parse_error / soql_reserved_field as AppErrors): call before charging quota. */
+  parse(q: string): SoqlQuery {
+    return parseSoql(q);
+  }
+
+  async run(tenant: Tenant, query: SoqlQuery, cursor?: string): Promise<QueryResult> {
+    const owner = tenantKey(tenant);
+    const list = queryListName(query);
+    // The cursor pins `now`, so relative times (now-15m) mean the same on every page.
+    const position = cursor ? readKey(this.deps.cursors.decode(cursor, list, owner)) : undefined;
+    if (position && query.groupBy) throw badRequest('a group by query has a single answer and takes no cursor');
+    const now = position?.now ?? this.deps.now();
+
+    const active = await this.deps.datasets.listActive(tenant);
+    const datasetIds = new Map(active.map((d) => [d.name, d.id]));
+    // Throws not_found for a named dataset that does not exist (or is archived).
+    const compiled = compileDuckDbFilter(query, { now, datasetIds });
+    const ids = [...datasetIds.values()];
+    const filter = ids.length
+      ? { where: `dataset_id IN (${inList(ids.length)}) AND (${compiled.where})`, params: [...ids, ...compiled.params] }
+      : { where: 'FALSE', params: [] };
+
+    if (query.groupBy) {
+      const field = query.groupBy;
+      const isDataset = field.kind === 'canonical' && field.name === 'dataset';
+      // Group ties order by value; the store orders dataset ties by id, so fetch every dataset
+      // group (at most one per active dataset) and order them by name here.
+      const rows = await this.deps.store.aggregate(tenant, {
+        filter,
+        key: groupKeyOf(field),
+        limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
+      });
+      let groups = rows.map((r) => ({ value: apiGroupValue(field, r.value), count: r.count }));
+      if (isDataset) groups = groups.sort(byCountThenValue).slice(0, maxGroups);
+      return { kind: 'groups', field: printField(field), groups };
+    }
+
+    const page = await this.deps.store.query(tenant, { filter, limit: pageSize, ...(position ? { after: position.after } : {}) });
+    const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
+    return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
+  }
+}
+
+/** Times as ISO strings (the store hands epoch ms); everything else as the store decoded it. */
+function apiGroupValue(field: FieldRef, value: GroupRow['value']): GroupRow['value'] {
+  if (field.kind === 'canonical' && (field.name === 'ts' || field.name === 'ingested_at') && typeof value === 'number') {
+    return new Date(value).toISOString();
+  }
+  return value;
+}
+
+function byCountThenValue(a: GroupRow, b: GroupRow): number {
+  if (a.count !== b.count) return b.count - a.count;
+  if (a.value === b.value) return 0;
+  if (a.value === null) return 1;
+  if (b.value === null) return -1;
+  return String(a.value) < String(b.value) ? -1 : 1;
+}
+
+/** For callers outside HTTP (bench, tests): parse and run in one call. */
+export async function runQuery(service: QueryService, tenant: Tenant, q: string, cursor?: string): Promise<QueryResult> {
+  return service.run(tenant, service.parse(q), cursor);
+}

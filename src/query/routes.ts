@@ -1,0 +1,82 @@
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capabilities.js';
+import { requireAuth } from '../auth/auth-plugin.js';
+import { eventsRuntime } from '../datasets/runtime.js';
+import type { Api } from '../http/types.js';
+import { ApiEventSchema, toApiEvent, type ApiEvent } from './event-shape.js';
+import { QueryService } from './query-service.js';
+
+const QueryBody = Type.Object(
+  {
+    q: Type.String({ description: 'one SOQL query (SOQL.md); the empty query matches every event' }),
+    cursor: Type.Optional(Type.String({ maxLength: 4096, description: 'next_cursor of the previous page of this same query' })),
+  },
+  { additionalProperties: false },
+);
+
+const EventsResult = Type.Object(
+  {
+    events: Type.Array(ApiEventSchema, { description: 'newest first (ts desc, then event_id desc), at most 100' }),
+    next_cursor: Type.String({ description: 'pass as `cursor` with the same q for the next page; "" when there is no more' }),
+    has_more: Type.Boolean(),
+  },
+  { additionalProperties: false, description: 'events result (query without group by)' },
+);
+
+const GroupValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], {
+  description: 'the field value (severity and dataset as names, times as ISO); null groups events without the field',
+});
+const AggregationResult = Type.Object(
+  {
+    field: Type.String({ description: 'the group by field as written canonically (`source`, `payload.map`)' }),
+    groups: Type.Array(Type.Object({ value: GroupValue, count: Type.Integer() }, { additionalProperties: false }), {
+      description: 'at most 100 rows, by count descending, ties by value',
+    }),
+  },
+  { additionalProperties: false, description: 'aggregation result (query with group by)' },
+);
+
+/** POST /query (scope logs:read). */
+export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<void> {
+  let service: QueryService | undefined;
+  const queryService = async () => {
+    if (!service) {
+      const { store, datasets } = await eventsRuntime(ctx);
+      service = new QueryService({ store, datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
+    }
+    return service;
+  };
+
+  v1.post(
+    '/query',
+    {
+      config: { scope: 'logs:read' },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Run a SOQL query: a page of events, or a group-by count',
+        description:
+          'Without `group by`: 100 events per page, newest first; pass `next_cursor` back as `cursor` with the same `q`. ' +
+          'With `group by`: `{field, groups}`, the top 100 values by count. Each request counts toward the `queries_month` quota.',
+        body: QueryBody,
+        response: { 200: Type.Union([EventsResult, AggregationResult]) },
+      },
+    },
+    async (request) => {
+      const { tenant, plan } = requireAuth(request);
+      const svc = await queryService();
+      const query = svc.parse(request.body.q);
+      await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
+      const result = await svc.run(tenant, query, request.body.cursor);
+      if (result.kind === 'groups') return { field: result.field, groups: result.groups };
+      return {
+        events: result.events.map((e) => toApiEvent(e, tenant) as ApiEvent),
+        next_cursor: result.nextCursor,
+        has_more: result.hasMore,
+      };
+    },
+  );
+}
+
+/** The query capability (one entry in `capabilities`). */
+export const queryCapability: Capability = { name: 'query', routes: registerQueryRoutes };
