@@ -1,0 +1,143 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../app/context.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import { storageError, tooLarge } from '../errors/app-error.js';
+import { iso } from '../shared/clock.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { severities, type Severity, type StoredEvent } from '../stores/events/event-record.js';
+import type { CompiledFilter, EventKey, NewEvent } from '../stores/events/event-store.js';
+import { defaultDatasetName } from '../datasets/dataset-service.js';
+import { ingestLimits } from '../datasets/ingest-parse.js';
+import { eventsRuntime } from '../datasets/runtime.js';
+import { eventIdOf, logIdOf } from './log-id.js';
+
+/** The dataset log entries are stored in (DECISIONS.md §9, last point). */
+export const logsDataset = 'logs';
+
+export interface LogEntry {
+  id: string;
+  level: Severity;
+  message: string;
+  meta: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface LogFilter {
+  level?: Severity;
+  /** epoch ms, inclusive */
+  from?: number;
+  /** epoch ms, exclusive */
+  to?: number;
+}
+
+/** Log entries as a view over the events of the dataset `logs`. */
+export class LogsService {
+  constructor(private readonly ctx: AppContext) {}
+
+  /**
+   * Stores one entry as an event, by the path ingest takes (POST /datasets/logs/ingest):
+   * the dataset is created by the first entry (or the entry overflows into `default` at
+   * the plan's dataset cap), `events_month` is consumed (402 when used up) and given back
+   * if the append fails, and the answer waits until the event is durable. Live tail is told.
+   */
+  async create(auth: AuthContext, level: Severity, message: string, meta: Record<string, unknown>): Promise<LogEntry> {
+    const { tenant, plan } = auth;
+    const runtime = await eventsRuntime(this.ctx);
+    const target = await runtime.datasets.ingestTarget(tenant, plan, logsDataset);
+    const payload = target.overflowFrom !== undefined ? { ...meta, _dataset: target.overflowFrom } : meta;
+    const body = JSON.stringify({ message, payload });
+    const bytes = Buffer.byteLength(body);
+    if (bytes > ingestLimits.eventBytes) throw tooLarge(ingestLimits.eventBytes, `a log entry may be at most ${ingestLimits.eventBytes} bytes (message and meta as JSON)`);
+    const now = this.ctx.clock.now();
+    const eventId = uuidv7({ msecs: now });
+    const event: NewEvent = {
+      datasetId: target.dataset.id,
+      eventId,
+      clientEventId: false,
+      ts: now,
+      severity: severities.indexOf(level),
+      bytesRaw: bytes,
+      body,
+    };
+    await this.ctx.quotas.consume(tenant.orgId, plan, 'events_month', 1);
+    try {
+      const appended = await runtime.store.append(tenant, [event]);
+      if (appended.stored) for (const listener of runtime.appendListeners) listener(tenant, appended.lastSeq);
+    } catch (error) {
+      await this.ctx.quotas.release(tenant.orgId, 'events_month', 1);
+      throw Object.assign(storageError(), { cause: error });
+    }
+    return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };
+  }
+
+  /** One page, newest first; `next` is set when more entries follow. */
+  async list(tenant: Tenant, filter: LogFilter, limit: number, after: EventKey | undefined): Promise<{ entries: LogEntry[]; next: EventKey | undefined }> {
+    const base = await this.datasetFilter(tenant);
+    if (!base) return { entries: [], next: undefined };
+    const where = [`(${base.where})`];
+    const params = [...base.params];
+    if (filter.level !== undefined) {
+      where.push('severity = ?');
+      params.push(severities.indexOf(filter.level));
+    }
+    if (filter.from !== undefined) {
+      where.push('ts >= ?');
+      params.push(filter.from);
+    }
+    if (filter.to !== undefined) {
+      where.push('ts < ?');
+      params.push(filter.to);
+    }
+    const runtime = await eventsRuntime(this.ctx);
+    const page = await runtime.store.query(tenant, { filter: { where: where.join(' AND '), params }, limit, after });
+    return { entries: page.events.map(toEntry), next: page.next };
+  }
+
+  async get(tenant: Tenant, id: string): Promise<LogEntry | undefined> {
+    const eventId = eventIdOf(id);
+    if (!eventId) return undefined;
+    const base = await this.datasetFilter(tenant);
+    if (!base) return undefined;
+    const runtime = await eventsRuntime(this.ctx);
+    const page = await runtime.store.query(tenant, { filter: { where: `(${base.where}) AND event_id = ?::UUID`, params: [...base.params, eventId] }, limit: 1 });
+    const event = page.events[0];
+    return event ? toEntry(event) : undefined;
+  }
+
+  /**
+   * Events that are log entries: those of the active dataset `logs`, and those that
+   * overflowed into `default` at the dataset cap (payload._dataset = 'logs').
+   * Undefined when there are none.
+   */
+  private async datasetFilter(tenant: Tenant): Promise<CompiledFilter | undefined> {
+    const runtime = await eventsRuntime(this.ctx);
+    const [logs, fallback] = await Promise.all([runtime.datasets.find(tenant, logsDataset), runtime.datasets.find(tenant, defaultDatasetName)]);
+    const parts: string[] = [];
+    const params: string[] = [];
+    if (logs && !logs.archived_at) {
+      parts.push('dataset_id = ?');
+      params.push(logs.id);
+    }
+    if (fallback && !fallback.archived_at) {
+      parts.push(`(dataset_id = ? AND json_extract_string(payload, '$._dataset') = ?)`);
+      params.push(fallback.id, logsDataset);
+    }
+    return parts.length ? { where: parts.join(' OR '), params } : undefined;
+  }
+}
+
+function toEntry(event: StoredEvent): LogEntry {
+  let meta = event.payload;
+  if (event.dataset !== logsDataset) {
+    // Overflowed into `default`: the marker ingest added is not part of what was sent.
+    const { _dataset: _marker, ...rest } = meta;
+    meta = rest;
+  }
+  return {
+    id: logIdOf(event.event_id),
+    level: severities[event.severity] ?? 'info',
+    message: event.message,
+    meta,
+    created_at: iso(event.ts),
+  };
+}
