@@ -1,6 +1,11 @@
 import type { RouteRegistrar } from './build-api.js';
 import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
 import type { AppContext } from './context.js';
+import { mediaCapability } from '../media/capability.js';
+import { eventsCapability } from '../datasets/capability.js';
+import { queryCapability } from '../query/routes.js';
+import { tailCapability } from '../tail/capability.js';
+import { announcedCapability } from '../features/capability.js';
 
 /**
  * The capabilities beyond the foundation, in one list: each adds its /v1 routes, its
@@ -17,4 +22,4 @@ export interface Capability {
   purge?: (ctx: AppContext) => Promise<Record<string, unknown>>;
 }
 
-export const capabilities: Capability[] = [];
+export const capabilities: Capability[] = [mediaCapability, eventsCapability, queryCapability, tailCapability, announcedCapability];

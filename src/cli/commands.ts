@@ -2,6 +2,7 @@ import type { AppContext } from '../app/context.js';
 import { badRequest } from '../errors/app-error.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { capabilities } from '../app/capabilities.js';
+import { mediaCommands } from '../media/cli.js';
 
 /** What a command receives: its parsed flags and a context on the same stores as the server. */
 export type Flags = Record<string, string | boolean | undefined>;
@@ -23,7 +24,7 @@ const str = (flags: Flags, name: string): string => {
 const opt = (flags: Flags, name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
 
 /** The extra commands capabilities add (media restore, purge). */
-export const extraCommands: Command[] = [];
+export const extraCommands: Command[] = [...mediaCommands];
 
 export const commands: Command[] = [
   {

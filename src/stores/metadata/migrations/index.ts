@@ -1,5 +1,8 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001-foundation.js';
+import * as media from './0002-media.js';
+import * as events from './0003-events.js';
+import * as announced from './0004-announced.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -7,4 +10,7 @@ import * as foundation from './0001-foundation.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-media': media,
+  '0003-events': events,
+  '0004-announced': announced,
 };
