@@ -1,10 +1,9 @@
 // npm run bench:media — multipart upload throughput and peak RSS for 10 MB and 250 MB files
 // against this machine's limit measured in the same run (sha256sum of the file, and a plain
 // copy of it), and delivery throughput against a node:http + fs.createReadStream server.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
@@ -46,19 +45,18 @@ const seconds = (fn: () => void) => {
 const peakRss = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const curlSeconds = (args: string[]) => Number(execFileSync('curl', ['-sS', '-o', '/dev/null', '-w', '%{time_total} %{http_code}', ...args]).toString().split(' ')[0]);
 
+console.error("… starting server");
 const server = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
 const staticPort = await freePort();
-let staticFile = '';
-const staticServer = http.createServer((_req, res) => {
-  res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': fs.statSync(staticFile).size });
-  fs.createReadStream(staticFile).pipe(res);
-});
-await new Promise<void>((resolve) => staticServer.listen(staticPort, '127.0.0.1', resolve));
-
+// Its own process: the timing loops below block this one (execFileSync).
+const staticSource = `const fs=require('fs');require('http').createServer((q,r)=>{const f=decodeURIComponent(q.url.slice(1));r.writeHead(200,{'content-type':'video/mp4','content-length':fs.statSync(f).size});fs.createReadStream(f).pipe(r)}).listen(${staticPort},'127.0.0.1')`;
+const staticServer = spawn(process.execPath, ['-e', staticSource], { stdio: 'inherit' });
+await new Promise((r) => setTimeout(r, 500));
 const rows: string[] = [];
 let failed = false;
 try {
-  for (const size of [10 * MB, 250 * MB]) {
+  for (const size of (process.env.BENCH_SIZES_MB ?? "10,250").split(",").map((n) => Number(n) * MB)) {
+    console.error(`… ${size / MB} MB`);
     const file = makeFile(size);
     spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] }); // warm the page cache
     const sha = median(Array.from({ length: rounds }, () => seconds(() => execFileSync('sha256sum', [file]))));
@@ -77,7 +75,7 @@ try {
     const up = median(
       Array.from({ length: rounds }, () => {
         const start = process.hrtime.bigint();
-        const out = execFileSync('curl', ['-sS', '-H', `Authorization: Bearer ${token}`, '-F', `file=@${file};type=video/mp4`, `${server.apiUrl}/v1/media`]).toString();
+        const out = execFileSync('curl', ['-sS', '-m', '120', '-H', `Authorization: Bearer ${token}`, '-F', `file=@${file};type=video/mp4`, `${server.apiUrl}/v1/media`]).toString();
         const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
         const body = JSON.parse(out) as { url?: string; error?: unknown };
         if (!body.url) throw new Error(`upload failed: ${out}`);
@@ -87,9 +85,8 @@ try {
     );
     const rss = peakRss(server.child.pid!);
     const upMBs = size / MB / up;
-    staticFile = file;
     const ours = median(Array.from({ length: rounds }, () => curlSeconds([url])));
-    const plain = median(Array.from({ length: rounds }, () => curlSeconds([`http://127.0.0.1:${staticPort}/f`])));
+    const plain = median(Array.from({ length: rounds }, () => curlSeconds([`http://127.0.0.1:${staticPort}/${encodeURIComponent(file)}`])));
     const label = `${size / MB} MB`;
     rows.push(
       `${label}: sha256sum ${fmt(size / MB / sha)} MB/s, copy ${fmt(size / MB / copy)} MB/s → limit ${fmt(limitMBs)} MB/s`,
@@ -100,7 +97,7 @@ try {
     fs.rmSync(file);
   }
 } finally {
-  staticServer.close();
+  staticServer.kill();
   await server.stop();
   fs.rmSync(work, { recursive: true, force: true });
   fs.rmSync(dataDir, { recursive: true, force: true });
