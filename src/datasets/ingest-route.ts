@@ -4,10 +4,11 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
-import { AppError, badRequest, storageError, tooLarge } from '../errors/app-error.js';
+import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
 import { severities } from '../stores/events/event-record.js';
 import { datasetNamePattern } from './dataset-service.js';
 import { bodyFormat, ingestLimits, parseJsonBody, parseNdjson } from './ingest-parse.js';
+import { storeEvents } from './store-events.js';
 import { eventsRuntime } from './runtime.js';
 
 const IngestResult = Type.Object({
@@ -86,21 +87,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<voi
         };
         const parsed = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
         const count = parsed.events.length;
-        if (count > 0) {
-          await ctx.quotas.consume(auth.tenant.orgId, auth.plan, 'events_month', count);
-          let duplicates: number;
-          try {
-            const appended = await runtime.store.append(auth.tenant, parsed.events);
-            duplicates = appended.duplicates;
-            if (appended.stored) for (const listener of runtime.appendListeners) listener(auth.tenant, appended.lastSeq);
-          } catch (error) {
-            request.log.error({ err: error }, 'event append failed');
-            await ctx.quotas.release(auth.tenant.orgId, 'events_month', count);
-            throw storageError();
-          }
-          // A retried event already stored is acknowledged again but counted once.
-          if (duplicates) await ctx.quotas.release(auth.tenant.orgId, 'events_month', duplicates);
-        }
+        await storeEvents(ctx, runtime, auth, parsed.events, (error) => request.log.error({ err: error }, 'event append failed'));
         return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
       },
     );

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../app/context.js';
 import type { AuthContext } from '../auth/auth-context.js';
-import { storageError, tooLarge } from '../errors/app-error.js';
+import { tooLarge } from '../errors/app-error.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { severities, type Severity, type StoredEvent } from '../stores/events/event-record.js';
@@ -9,6 +9,7 @@ import type { CompiledFilter, EventKey, NewEvent } from '../stores/events/event-
 import { defaultDatasetName } from '../datasets/dataset-service.js';
 import { ingestLimits } from '../datasets/ingest-parse.js';
 import { eventsRuntime } from '../datasets/runtime.js';
+import { storeEvents } from '../datasets/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
 
 /** The dataset log entries are stored in (DECISIONS.md §9, last point). */
@@ -59,14 +60,7 @@ export class LogsService {
       bytesRaw: bytes,
       body,
     };
-    await this.ctx.quotas.consume(tenant.orgId, plan, 'events_month', 1);
-    try {
-      const appended = await runtime.store.append(tenant, [event]);
-      if (appended.stored) for (const listener of runtime.appendListeners) listener(tenant, appended.lastSeq);
-    } catch (error) {
-      await this.ctx.quotas.release(tenant.orgId, 'events_month', 1);
-      throw Object.assign(storageError(), { cause: error });
-    }
+    await storeEvents(this.ctx, runtime, auth, [event]);
     return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };
   }
 
