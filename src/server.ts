@@ -43,6 +43,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       readiness: capabilities.flatMap((c) => (c.readiness ? [() => c.readiness!(ctx)] : [])),
     });
     cdn = await buildCdn(ctx, logger, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
+    const log = api.log;
+    ctx.metadata.onConnectionLost((error) => log.warn({ err: error }, 'a PostgreSQL connection was closed by the server; the pool opens a new one on next use'));
     const apiUrl = await api.listen({ port: config.port, host: config.host });
     const cdnUrl = await cdn.listen({ port: config.cdnPort, host: config.host });
     if (!config.publicUrl) config.publicUrl = apiUrl;

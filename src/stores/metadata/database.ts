@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type MigrationProvider } from 'kysely';
+import { FifoSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -13,6 +13,12 @@ export interface MetadataStore {
   readonly dialect: Dialect;
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>;
+  /**
+   * Who hears of a pooled PostgreSQL connection that the server closed while idle (a restart, a
+   * failover, an administrator). The pool drops that connection and opens another on next use;
+   * without a listener the error would end the process.
+   */
+  onConnectionLost(listener: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -22,18 +28,22 @@ export interface MetadataStoreOptions {
   dataDir: string;
 }
 
-// int8 (bigint) columns hold byte and event counts far below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (value: string) => Number(value));
-
 export async function openMetadataStore(options: MetadataStoreOptions): Promise<MetadataStore> {
   if (options.databaseUrl) {
+    // Loaded only when configured: the embedded default does not carry the driver in memory.
+    const { default: pg } = await import('pg');
+    // int8 (bigint) columns hold byte and event counts far below 2^53: read them as numbers.
+    pg.types.setTypeParser(20, (value: string) => Number(value));
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    let connectionLost: (error: Error) => void = () => {};
+    pool.on('error', (error) => connectionLost(error));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     await migrate(db);
     return {
       db,
       dialect: 'postgres',
       ping: async () => void (await sql`select 1`.execute(db)),
+      onConnectionLost: (listener) => void (connectionLost = listener),
       close: () => db.destroy(),
     };
   }
@@ -45,15 +55,26 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db);
   return {
     db,
     dialect: 'sqlite',
     ping: async () => void (await sql`select 1`.execute(db)),
+    // An embedded file has no connection to lose.
+    onConnectionLost: () => {},
     close: () => db.destroy(),
   };
 }
+
+/**
+ * SQLite does not stop an ordered index walk early when LIMIT is a bare bound parameter, as
+ * Kysely writes it (`limit ?`): a page of 2 read every row of the tenant (measured: 40 µs
+ * against 13 µs for 21 rows, and it grows with the tenant). Wrapped in an expression, the
+ * limit is applied during the walk again. Kysely's SQL text never holds literals, so the
+ * rewrite cannot touch a value.
+ */
+export const sqliteLimitFix = (text: string): string => text.replace(/ (limit|offset) \?/g, ' $1 cast(? as integer)');
 
 /**
  * Preparing a statement costs more than running it for our short queries, and Kysely prepares
@@ -66,7 +87,7 @@ function withStatementCache(database: SQLite.Database) {
       let statement = statements.get(text);
       if (!statement) {
         if (statements.size >= 1000) statements.clear();
-        statement = database.prepare(text);
+        statement = database.prepare(sqliteLimitFix(text));
         statements.set(text, statement);
       }
       return statement;
