@@ -6,6 +6,7 @@ import { newId } from '../shared/ids.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { PageRequest } from '../pagination/page.js';
+import { keysetBefore } from '../pagination/keyset.js';
 import { conflict, notFound } from '../errors/app-error.js';
 import type { AppsTable } from './apps-table.js';
 import './apps-table.js';
@@ -51,10 +52,7 @@ export class AppsService {
   /** Newest first, `limit + 1` rows after the page's position. */
   async list(tenant: Tenant, page: PageRequest): Promise<AppView[]> {
     let query = scoped(this.db, tenant).selectFrom('apps').selectAll();
-    if (page.after) {
-      const [createdAt, id] = page.after.map(String) as [string, string];
-      query = query.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
-    }
+    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
     return rows.map(toView);
   }

@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, forbidden } from '../errors/app-error.js';
 import type { AuthContext } from './auth-context.js';
 import type { TokenLookup } from './token-lookup.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { Scope } from './scopes.js';
 
 export interface AuthPluginOptions {
   tokens: TokenLookup;
@@ -18,33 +19,39 @@ export interface AuthPluginOptions {
  */
 export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, { tokens, rateLimiter }) => {
+    const authenticate = (scope: Scope): onRequestAsyncHookHandler =>
+      async function authenticate(request, reply) {
+        const auth = await tokens.authenticate(request.headers.authorization);
+        const limit = rateLimiter.take(auth.tokenId);
+        reply.header('RateLimit-Limit', rateLimiter.burst);
+        reply.header('RateLimit-Remaining', limit.remaining);
+        reply.header('RateLimit-Reset', limit.resetSeconds);
+        if (!limit.allowed) {
+          throw new AppError(
+            'rate_limited',
+            `too many requests for this token: ${rateLimiter.perSecond} per second are allowed, with bursts of ${rateLimiter.burst}; retry after ${limit.resetSeconds} s`,
+            {},
+            { 'Retry-After': String(limit.resetSeconds) },
+          );
+        }
+        if (!auth.scopes.has(scope)) {
+          throw forbidden(`token does not have the required scope ${scope}`, { required_scope: scope });
+        }
+        request.auth = auth;
+      };
+
+    // The hook is attached to each route that declares a scope, as the route is added: public
+    // routes carry no authentication step at all, and no request looks its scope up at run time.
     app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/v1')) return;
-      if (!route.config?.scope && !route.config?.public) {
+      const scope = route.config?.scope;
+      if (scope) {
+        const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+        route.onRequest = [authenticate(scope), ...own];
+        return;
+      }
+      if (route.url.startsWith('/v1') && !route.config?.public) {
         throw new Error(`route ${route.method} ${route.url} declares no scope`);
       }
-    });
-
-    app.addHook('onRequest', async (request, reply) => {
-      const scope = request.routeOptions.config?.scope;
-      if (!scope) return;
-      const auth = await tokens.authenticate(request.headers.authorization);
-      const limit = rateLimiter.take(auth.tokenId);
-      reply.header('RateLimit-Limit', rateLimiter.burst);
-      reply.header('RateLimit-Remaining', limit.remaining);
-      reply.header('RateLimit-Reset', limit.resetSeconds);
-      if (!limit.allowed) {
-        throw new AppError(
-          'rate_limited',
-          `too many requests for this token: ${rateLimiter.perSecond} per second are allowed, with bursts of ${rateLimiter.burst}; retry after ${limit.resetSeconds} s`,
-          {},
-          { 'Retry-After': String(limit.resetSeconds) },
-        );
-      }
-      if (!auth.scopes.has(scope)) {
-        throw forbidden(`token does not have the required scope ${scope}`, { required_scope: scope });
-      }
-      request.auth = auth;
     });
   },
   { name: 'auth' },

@@ -5,6 +5,7 @@ import { unauthorized } from '../errors/app-error.js';
 import { hashToken, looksLikeToken } from '../tokens/token-secret.js';
 import { isScope } from './scopes.js';
 import { iso, type Clock } from '../shared/clock.js';
+import { precompile } from '../stores/metadata/precompiled.js';
 
 const lastUsedEveryMs = 60_000;
 const maxCached = 10_000;
@@ -20,6 +21,20 @@ interface TokenRow {
   plan: string;
 }
 
+/** A looked-up token and the AuthContext built from it once (not on every request). */
+interface Cached {
+  row: TokenRow;
+  auth: AuthContext;
+  until: number;
+}
+
+const toAuthContext = (row: TokenRow): AuthContext => ({
+  tenant: { orgId: row.org_id, projectId: row.project_id, mode: row.mode },
+  tokenId: row.id,
+  scopes: new Set(row.scopes.split(' ').filter(isScope)),
+  plan: row.plan,
+});
+
 /**
  * Bearer token → AuthContext. One indexed lookup per request; `last_used_at` is written at
  * most once a minute per token so a busy client does not turn every read into a write.
@@ -27,7 +42,7 @@ interface TokenRow {
 export class TokenLookup {
   private readonly lastUsedWritten = new Map<string, number>();
   /** hash → row, for `cacheMs`; the row's expiry is still checked on every request. */
-  private readonly cache = new Map<string, { row: TokenRow; until: number }>();
+  private readonly cache = new Map<string, Cached>();
   private readonly hashById = new Map<string, string>();
   /** Compiled once: building the query cost more than running it, on every request. */
   private readonly lookup: ReturnType<TokenLookup['compileLookup']>;
@@ -52,51 +67,51 @@ export class TokenLookup {
     if (!match) throw unauthorized('missing or invalid authorization token: send "Authorization: Bearer <API_TOKEN>"');
     const token = match[1]!;
     if (!looksLikeToken(token)) throw unauthorized();
-    const row = await this.find(hashToken(token));
-    if (!row) throw unauthorized();
+    const found = await this.find(hashToken(token));
+    if (!found) throw unauthorized();
+    const { row, auth } = found;
     const now = this.clock.now();
     if (row.revoked_at !== null) throw unauthorized('this token has been revoked');
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) throw unauthorized('this token has expired');
     this.touch(row.id, now);
-    return {
-      tenant: { orgId: row.org_id, projectId: row.project_id, mode: row.mode },
-      tokenId: row.id,
-      scopes: new Set(row.scopes.split(' ').filter(isScope)),
-      plan: row.plan,
-    };
+    return auth;
   }
 
-  private async find(hash: string): Promise<TokenRow | undefined> {
+  private async find(hash: string): Promise<Cached | undefined> {
     const now = performance.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.row;
-    const query: typeof this.lookup = { ...this.lookup, parameters: [hash] };
-    const row: TokenRow | undefined = (await this.db.executeQuery(query)).rows[0];
+    if (cached && cached.until > now) return cached;
+    const row: TokenRow | undefined = (await this.db.executeQuery(this.lookup({ hash }))).rows[0];
+    if (!row) return undefined;
+    const found: Cached = { row, auth: toAuthContext(row), until: now + this.cacheMs };
     // Unknown tokens are not cached: a token created a moment ago elsewhere must work at once.
-    if (row && this.cacheMs > 0) {
+    if (this.cacheMs > 0) {
       if (this.cache.size >= maxCached) this.cache.clear();
-      this.cache.set(hash, { row, until: now + this.cacheMs });
+      this.cache.set(hash, found);
       this.hashById.set(row.id, hash);
     }
-    return row;
+    return found;
   }
 
   private compileLookup() {
-    return this.db
-      .selectFrom('api_tokens')
-      .innerJoin('organisations', 'organisations.id', 'api_tokens.org_id')
-      .select([
-        'api_tokens.id',
-        'api_tokens.org_id',
-        'api_tokens.project_id',
-        'api_tokens.mode',
-        'api_tokens.scopes',
-        'api_tokens.expires_at',
-        'api_tokens.revoked_at',
-        'organisations.plan',
-      ])
-      .where('api_tokens.token_hash', '=', '')
-      .compile();
+    return precompile(
+      (p) =>
+        this.db
+          .selectFrom('api_tokens')
+          .innerJoin('organisations', 'organisations.id', 'api_tokens.org_id')
+          .select([
+            'api_tokens.id',
+            'api_tokens.org_id',
+            'api_tokens.project_id',
+            'api_tokens.mode',
+            'api_tokens.scopes',
+            'api_tokens.expires_at',
+            'api_tokens.revoked_at',
+            'organisations.plan',
+          ])
+          .where('api_tokens.token_hash', '=', p('hash')),
+      ['hash'],
+    );
   }
 
   private touch(tokenId: string, now: number): void {

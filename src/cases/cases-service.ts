@@ -6,6 +6,7 @@ import { newId } from '../shared/ids.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { PageRequest } from '../pagination/page.js';
+import { keysetBefore } from '../pagination/keyset.js';
 import { conflict, notFound } from '../errors/app-error.js';
 import { toView, type FileView } from '../media/file-record.js';
 import type { FilesTable } from '../media/files-table.js';
@@ -68,8 +69,7 @@ export class CasesService {
     let query = scoped(this.db, tenant).selectFrom('cases').selectAll();
     if (status) query = query.where('status', '=', status);
     if (page.after) {
-      const [createdAt, id] = page.after.map(String) as [string, string];
-      query = query.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+      query = query.where(keysetBefore('created_at', 'id', page.after));
     }
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
     const files = await this.attachments(tenant, rows.map((r) => r.id));

@@ -4,6 +4,7 @@ import type { Dialect } from '../stores/metadata/database.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { PageRequest } from '../pagination/page.js';
+import { keysetBefore } from '../pagination/keyset.js';
 import type { FilesTable } from './files-table.js';
 import './files-table.js';
 
@@ -41,10 +42,7 @@ export class FilesRepo {
       const position = this.dialect === 'sqlite' ? sql<number>`instr(tags, ${needle})` : sql<number>`strpos(tags, ${needle})`;
       query = query.where(position, '>', 0);
     }
-    if (page.after) {
-      const [createdAt, id] = page.after as [string, string];
-      query = query.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
-    }
+    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
   }
 

@@ -4,6 +4,8 @@ import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.j
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { ownerRole } from '../orgs/system-roles.js';
+import { precompile } from '../stores/metadata/precompiled.js';
+import { keysetBefore } from '../pagination/keyset.js';
 
 /** SPEC.md §2.10. */
 export interface Member {
@@ -20,10 +22,20 @@ export interface Member {
  * caller's organisation and refuses any other with 403 before touching data.
  */
 export class MembersService {
+  /** Compiled once: the list is read on every page view of the members screen. */
+  private readonly listFirst;
+  private readonly listAfter;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.listFirst = precompile((p) => this.listQuery(p('orgId'), p('limit')), ['orgId', 'limit']);
+    this.listAfter = precompile(
+      (p) => this.listQuery(p('orgId'), p('limit')).where(keysetBefore('m.joined_at', 'm.user_id', [p('joinedAt'), p('userId')])),
+      ['orgId', 'limit', 'joinedAt', 'userId'],
+    );
+  }
 
   static checkOrg(callerOrgId: string, pathOrgId: string): void {
     if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
@@ -31,7 +43,22 @@ export class MembersService {
 
   /** Newest first; the keyset is (joined_at, user_id). */
   async list(orgId: string, page: PageRequest): Promise<Member[]> {
-    let query = this.db
+    const query = page.after
+      ? this.listAfter({ orgId, limit: page.limit + 1, joinedAt: String(page.after[0]), userId: String(page.after[1]) })
+      : this.listFirst({ orgId, limit: page.limit + 1 });
+    const { rows } = await this.db.executeQuery(query);
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      avatar: row.avatar,
+      role: { id: row.role_id, name: row.role_name, isSystem: Number(row.is_system) === 1 },
+      joinedAt: row.joined_at,
+    }));
+  }
+
+  private listQuery(orgId: string, limit: string) {
+    return this.db
       .selectFrom('memberships as m')
       .innerJoin('users as u', 'u.id', 'm.user_id')
       .innerJoin('roles as r', 'r.id', 'm.role_id')
@@ -39,22 +66,7 @@ export class MembersService {
       .where('m.org_id', '=', orgId)
       .orderBy('m.joined_at', 'desc')
       .orderBy('m.user_id', 'desc')
-      .limit(page.limit + 1);
-    if (page.after) {
-      const [joinedAt, userId] = page.after.map(String);
-      query = query.where((eb) =>
-        eb.or([eb('m.joined_at', '<', joinedAt!), eb.and([eb('m.joined_at', '=', joinedAt!), eb('m.user_id', '<', userId!)])]),
-      );
-    }
-    const rows = await query.execute();
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      email: row.email,
-      avatar: row.avatar,
-      role: { id: row.role_id, name: row.role_name, isSystem: row.is_system === 1 },
-      joinedAt: row.joined_at,
-    }));
+      .limit(limit as unknown as number);
   }
 
   async changeRole(orgId: string, userId: string, roleId: string): Promise<void> {

@@ -1,10 +1,11 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
 import { badRequest, forbidden, notFound } from '../errors/app-error.js';
 import { isScope, scopes as allScopes, type Scope } from '../auth/scopes.js';
 import type { PageRequest } from '../pagination/page.js';
+import { keysetBefore } from '../pagination/keyset.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { generateToken, hashToken } from './token-secret.js';
@@ -106,8 +107,7 @@ export class TokenService {
       .orderBy('id', 'desc')
       .limit(page.limit + 1);
     if (page.after) {
-      const [createdAt, id] = page.after.map(String);
-      query = query.where((eb: ExpressionBuilder<Database, 'api_tokens'>) => eb.or([eb('created_at', '<', createdAt!), eb.and([eb('created_at', '=', createdAt!), eb('id', '<', id!)])]));
+      query = query.where(keysetBefore('created_at', 'id', page.after));
     }
     return (await query.execute()).map(toInfo);
   }
