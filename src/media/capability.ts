@@ -5,8 +5,9 @@ import { registerDelivery } from './delivery.js';
 import { mediaOf } from './services.js';
 
 /**
- * The purge job: at start-up (after sweeping orphaned temp files) and every
- * OPS_PURGE_INTERVAL_MS. Several servers may run it at once (see MediaService.purge).
+ * The purge job: at start-up (sweeping orphaned temp files and the reservations of uploads
+ * a crash interrupted) and every OPS_PURGE_INTERVAL_MS. Several servers may run it at once
+ * (see MediaService.purge).
  */
 function startPurgeJob(ctx: AppContext): () => Promise<void> {
   const media = mediaOf(ctx);
@@ -16,7 +17,10 @@ function startPurgeJob(ctx: AppContext): () => Promise<void> {
       // A failed run (database briefly unreachable) is retried at the next interval.
     });
   };
-  running = media.blobs.sweep().catch(() => 0);
+  running = media.blobs
+    .sweep()
+    .then(() => media.reservations.reclaim(media.blobs))
+    .catch(() => 0);
   const timer = setInterval(run, ctx.config.purgeIntervalMs);
   timer.unref();
   return async () => {

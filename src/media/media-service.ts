@@ -7,6 +7,7 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { newId } from '../shared/ids.js';
 import { iso } from '../shared/clock.js';
 import { FilesRepo } from './files-repo.js';
+import { UploadReservations } from './reservations.js';
 import { Inspector } from './inspector.js';
 import { fileLimit } from './limits.js';
 import { newStorageKey } from './names.js';
@@ -36,12 +37,14 @@ export interface StoredFile {
 
 export class MediaService {
   readonly files: FilesRepo;
+  readonly reservations: UploadReservations;
 
   constructor(
     private readonly ctx: AppContext,
     readonly blobs: BlobStore,
   ) {
     this.files = new FilesRepo(ctx.metadata.db, ctx.metadata.dialect);
+    this.reservations = new UploadReservations(ctx.metadata.db, ctx.quotas, ctx.clock);
   }
 
   /** A declared type we accept, or 415 before a byte is read or any quota reserved. */
@@ -56,7 +59,8 @@ export class MediaService {
   /**
    * Streams a file to the blob store. Quota is reserved first (the limit, or the smaller
    * known size) so concurrent uploads can never pass it together, then settled to the real
-   * size; any failure releases the reservation and leaves no blob.
+   * size; any failure releases the reservation and leaves no blob. The reservation is a row
+   * (UploadReservations), so a crash at any point cannot keep quota or a blob forever.
    */
   async store(incoming: IncomingFile): Promise<StoredFile> {
     const { tenant, plan } = incoming;
@@ -64,26 +68,29 @@ export class MediaService {
     const limitFor = (type: SupportedType | undefined) => fileLimit(this.ctx.plans, plan, type);
     // One more byte than the limit is enough to tell an oversize file, so that is the most to reserve.
     const reserved = Math.min(limitFor(declared) + 1, incoming.sizeHint ?? Number.MAX_SAFE_INTEGER);
-    await this.ctx.quotas.consume(tenant.orgId, plan, 'storage_bytes', reserved);
-    const inspector = new Inspector({ declared, limitFor, oversizeCode: incoming.oversizeCode });
     const key = newStorageKey(incoming.originalName);
+    const reservation = await this.reservations.reserve(tenant.orgId, plan, key, reserved);
+    const inspector = new Inspector({ declared, limitFor, oversizeCode: incoming.oversizeCode });
     // allSettled, not all: the temp file must be gone before the error is answered.
     const results = await Promise.allSettled([pipeline(incoming.body, inspector), this.put(key, inspector)]);
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failures.length) {
-      await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', reserved);
+      await this.reservations.release(reservation);
       throw failures.find((e) => e instanceof AppError) ?? failures[0];
     }
     const size = inspector.size;
-    await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', reserved - size);
+    const abort = async () => {
+      await this.blobs.delete(key);
+      await this.reservations.release(reservation);
+    };
+    if (!(await this.reservations.settle(reservation, size))) {
+      await abort();
+      throw storageError();
+    }
     const sha256 = inspector.digest();
     const type = inspector.detected!;
-    const release = async () => {
-      await this.blobs.delete(key);
-      await this.ctx.quotas.release(tenant.orgId, 'storage_bytes', size);
-    };
     return {
-      abort: release,
+      abort,
       commit: async ({ folder, tags }) => {
         const now = iso(this.ctx.clock.now());
         const row = {
@@ -106,11 +113,16 @@ export class MediaService {
           deleted_at: null,
           purges_at: null,
         };
+        let committed: boolean;
         try {
-          await this.files.insert(row);
+          committed = await this.reservations.commit(reservation, row);
         } catch (error) {
-          await release();
+          await abort();
           throw error;
+        }
+        if (!committed) {
+          await abort();
+          throw storageError();
         }
         return toView(row, this.ctx.config.cdnUrl);
       },
@@ -150,7 +162,7 @@ export class MediaService {
    * Removes files past their window. Safe from several processes at once: the blob delete is
    * idempotent and the row delete is conditional, so exactly one process releases the quota.
    */
-  async purge(): Promise<{ purged: number; bytes: number }> {
+  async purge(): Promise<{ purged: number; bytes: number; reclaimed: number }> {
     let purged = 0;
     let bytes = 0;
     for (;;) {
@@ -167,7 +179,8 @@ export class MediaService {
       if (due.length < 100) break;
     }
     await this.blobs.sweep();
-    return { purged, bytes };
+    const reclaimed = await this.reservations.reclaim(this.blobs);
+    return { purged, bytes, reclaimed };
   }
 }
 

@@ -37,16 +37,19 @@ export class QuotaService {
     return limits[metric];
   }
 
-  /** Adds `amount` to the counter, or throws 402 quota_exceeded and changes nothing. */
-  async consume(orgId: string, plan: string, metric: QuotaMetric, amount: number): Promise<void> {
+  /**
+   * Adds `amount` to the counter, or throws 402 quota_exceeded and changes nothing. `db` is
+   * the caller's transaction when the change must commit together with its own writes.
+   */
+  async consume(orgId: string, plan: string, metric: QuotaMetric, amount: number, db: Kysely<Database> = this.db): Promise<void> {
     const period = this.period(metric);
     const limit = this.limitOf(this.plans.limits(plan), metric);
-    await this.db
+    await db
       .insertInto('usage_counters')
       .values({ org_id: orgId, metric, period, used: 0 })
       .onConflict((oc) => oc.columns(['org_id', 'metric', 'period']).doNothing())
       .execute();
-    let update = this.db
+    let update = db
       .updateTable('usage_counters')
       .set({ used: sql`used + ${amount}` })
       .where('org_id', '=', orgId)
@@ -55,7 +58,7 @@ export class QuotaService {
     if (limit !== null) update = update.where(sql<boolean>`used + ${amount} <= ${limit}`);
     const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) === 1) return;
-    const quotas = await this.usage(orgId, plan);
+    const quotas = await this.usage(orgId, plan, db);
     const detail = quotas.find((q) => q.metric === metric)!;
     throw new AppError(
       'quota_exceeded',
@@ -65,9 +68,9 @@ export class QuotaService {
   }
 
   /** Gives back what a failed or removed thing had consumed (never below zero). */
-  async release(orgId: string, metric: QuotaMetric, amount: number, periodOverride?: string): Promise<void> {
+  async release(orgId: string, metric: QuotaMetric, amount: number, periodOverride?: string, db: Kysely<Database> = this.db): Promise<void> {
     if (amount <= 0) return;
-    await this.db
+    await db
       .updateTable('usage_counters')
       .set({ used: sql`CASE WHEN used > ${amount} THEN used - ${amount} ELSE 0 END` })
       .where('org_id', '=', orgId)
@@ -76,9 +79,9 @@ export class QuotaService {
       .execute();
   }
 
-  async usage(orgId: string, plan: string): Promise<QuotaDetail[]> {
+  async usage(orgId: string, plan: string, db: Kysely<Database> = this.db): Promise<QuotaDetail[]> {
     const limits = this.plans.limits(plan);
-    const rows = await this.db
+    const rows = await db
       .selectFrom('usage_counters')
       .select(['metric', 'period', 'used'])
       .where('org_id', '=', orgId)

@@ -15,6 +15,7 @@ export const newId = {
   log: () => `log_${ulid()}`,
   app: () => `app_${ulid()}`,
   dataset: () => `ds_${ulid()}`,
+  reservation: () => `rsv_${ulid()}`,
   request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
 

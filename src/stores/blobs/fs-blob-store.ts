@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { ownerGone, processOwner } from '../../shared/process-owner.js';
 import { isValidKey, type BlobStat, type BlobStore, type ByteRange } from './blob-store.js';
 
 const tmpDirName = '.tmp';
@@ -34,7 +34,8 @@ export class FsBlobStore implements BlobStore {
 
   async put(key: string, body: Readable): Promise<BlobStat> {
     const target = this.pathOf(key);
-    const temp = path.join(this.tmp, `${os.hostname().replace(/[^A-Za-z0-9]/g, '_')}-${process.pid}-${crypto.randomBytes(8).toString('hex')}`);
+    // "<host>-<pid>-<random>": the sweeper reclaims it at once when its writer has died.
+    const temp = path.join(this.tmp, `${processOwner()}-${crypto.randomBytes(8).toString('hex')}`);
     const handle = await fsp.open(temp, 'wx', 0o640);
     let closed = false;
     try {
@@ -100,13 +101,11 @@ export class FsBlobStore implements BlobStore {
 
   async sweep(): Promise<number> {
     let removed = 0;
-    const host = os.hostname().replace(/[^A-Za-z0-9]/g, '_');
     for (const name of await fsp.readdir(this.tmp)) {
       const file = path.join(this.tmp, name);
       const stat = await fsp.stat(file).catch(() => undefined);
       if (!stat) continue;
-      const [writerHost, pid] = name.split('-');
-      const writerGone = writerHost === host && pid !== undefined && !isAlive(Number(pid));
+      const writerGone = ownerGone(name.slice(0, name.lastIndexOf('-')));
       if (writerGone || Date.now() - stat.mtimeMs > orphanAgeMs) {
         await fsp.rm(file, { force: true });
         removed++;
@@ -121,17 +120,6 @@ export class FsBlobStore implements BlobStore {
 }
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR';
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Makes the rename itself durable. */
 async function syncDir(dir: string): Promise<void> {

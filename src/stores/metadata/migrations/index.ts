@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.js';
 import * as media from './0002-media.js';
 import * as events from './0003-events.js';
 import * as announced from './0004-announced.js';
+import * as uploadReservations from './0005-upload-reservations.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0002-media': media,
   '0003-events': events,
   '0004-announced': announced,
+  '0005-upload-reservations': uploadReservations,
 };
