@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { AppError } from '../errors/app-error.js';
-import { EventStoreLockedError } from '../stores/events/duckdb-event-store.js';
+import { EventStoreLockedError } from '../stores/events/event-store.js';
 import { eventsRuntime, openRuntime } from './runtime.js';
 import { runRetention, type RetentionResult } from './retention.js';
 

@@ -85,10 +85,9 @@ const textFields = ['event', 'actor', 'source', 'message'] as const;
 class EventError extends Error {}
 
 /**
- * Validates and normalises one event. `raw` is the client's own JSON text of it when known:
- * if nothing needs rewriting it becomes the stored body unchanged.
+ * Validates and normalises one event.
  */
-function normalise(value: unknown, raw: string | undefined, bytes: number, d: IngestDefaults): NewEvent {
+function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EventError('an event must be a JSON object');
   const e = value as Record<string, unknown>;
   let extras: Record<string, unknown> | undefined;
@@ -120,13 +119,27 @@ function normalise(value: unknown, raw: string | undefined, bytes: number, d: In
   } else {
     eventId = newEventId();
   }
-  let body = raw;
-  if (body === undefined || extras || d.overflowFrom !== undefined) {
+  let payloadText: string;
+  if (extras || d.overflowFrom !== undefined) {
     const merged: Record<string, unknown> = { ...extras, ...(payload as Record<string, unknown> | undefined) };
     if (d.overflowFrom !== undefined) merged._dataset = d.overflowFrom;
-    body = JSON.stringify({ event: e.event, actor: e.actor, source: e.source, message: e.message, payload: merged });
+    payloadText = JSON.stringify(merged);
+  } else {
+    payloadText = payload === undefined ? '{}' : JSON.stringify(payload);
   }
-  return { datasetId: d.datasetId, eventId, clientEventId, ts: ts ?? d.now, severity: severity ?? d.defaultSeverity, bytesRaw: bytes, body };
+  return {
+    datasetId: d.datasetId,
+    eventId,
+    clientEventId,
+    ts: ts ?? d.now,
+    severity: severity ?? d.defaultSeverity,
+    bytesRaw: bytes,
+    event: (e.event as string | null | undefined) ?? '',
+    actor: (e.actor as string | null | undefined) ?? null,
+    source: (e.source as string | null | undefined) ?? null,
+    message: (e.message as string | null | undefined) ?? '',
+    payload: payloadText,
+  };
 }
 
 function fail(failures: IngestFailure[], index: number, error: unknown): void {
@@ -166,7 +179,7 @@ export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
       continue;
     }
     try {
-      events.push(normalise(value, line, bytes, d));
+      events.push(normalise(value, bytes, d));
     } catch (error) {
       fail(failures, index, error);
     }
@@ -199,7 +212,7 @@ export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
       return;
     }
     try {
-      events.push(normalise(item, undefined, bytes, d));
+      events.push(normalise(item, bytes, d));
     } catch (error) {
       fail(failures, index, error);
     }

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
-import { DuckDbEventStore } from '../stores/events/duckdb-event-store.js';
 import type { EventStore } from '../stores/events/event-store.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
@@ -26,6 +25,9 @@ export const eventsDir = (ctx: AppContext) => path.join(ctx.config.dataDir, 'eve
 /** Opens an event store on the context's data directory (the caller closes it). */
 export async function openRuntime(ctx: AppContext): Promise<EventsRuntime> {
   const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
+  // Loaded on first use: DuckDB's library costs ~25 MB of memory in a process (a media-only
+  // installation, an opsctl command) that never touches events.
+  const { DuckDbEventStore } = await import('../stores/events/duckdb-event-store.js');
   const store = await DuckDbEventStore.open({
     dir: eventsDir(ctx),
     names: (tenant, ids) => datasets.namesOf(tenant, ids),

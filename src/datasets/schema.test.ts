@@ -81,12 +81,16 @@ describe('dataset schema', () => {
 });
 
 test('schema cache TTL from OPS_SCHEMA_CACHE_TTL_MS expires in real time', async () => {
-  const s = await startTestServer({ env: { OPS_SCHEMA_CACHE_TTL_MS: '50' } });
+  // Long enough that the second request lands inside it on a loaded CI machine (50 ms did not).
+  const ttlMs = 1500;
+  const s = await startTestServer({ env: { OPS_SCHEMA_CACHE_TTL_MS: String(ttlMs) } });
   try {
     await s.request('POST', '/datasets/short/ingest', { json: [{ payload: { a: 1 } }] });
+    const cachedAt = Date.now();
     assert.equal((await s.request('GET', '/datasets/short/schema')).headers.get('x-cache'), 'MISS');
-    assert.equal((await s.request('GET', '/datasets/short/schema')).headers.get('x-cache'), 'HIT');
-    await new Promise((r) => setTimeout(r, 80));
+    const second = await s.request('GET', '/datasets/short/schema');
+    if (Date.now() - cachedAt < ttlMs) assert.equal(second.headers.get('x-cache'), 'HIT');
+    await new Promise((r) => setTimeout(r, ttlMs + 100));
     assert.equal((await s.request('GET', '/datasets/short/schema')).headers.get('x-cache'), 'MISS');
   } finally {
     await s.close();

@@ -58,7 +58,11 @@ export class LogsService {
       ts: now,
       severity: severities.indexOf(level),
       bytesRaw: bytes,
-      body,
+      event: '',
+      actor: null,
+      source: null,
+      message,
+      payload: JSON.stringify(payload),
     };
     await storeEvents(this.ctx, runtime, auth, [event]);
     return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };

@@ -234,7 +234,7 @@ describe('live tail', () => {
     const dataset = await runtime.datasets.getActive(a, 'game');
     const started = Date.now();
     await runtime.store.append(a, [
-      { datasetId: dataset.id, eventId: crypto.randomUUID(), clientEventId: false, ts: Date.now(), severity: 1, bytesRaw: 2, body: '{"event":"polled"}' },
+      { datasetId: dataset.id, eventId: crypto.randomUUID(), clientEventId: false, ts: Date.now(), severity: 1, bytesRaw: 2, event: 'polled', actor: null, source: null, message: '', payload: '{}' },
     ]);
     await client.until((c) => c.events.length === 1, 3_000);
     assert.ok(Date.now() - started < 1_500);

@@ -12,8 +12,10 @@ const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
 const aTest: Tenant = { ...a, mode: 'test' };
 const b: Tenant = { orgId: 'ORGB', projectId: 'P9', mode: 'live' };
 
-const ev = (ts: number, body: object, extra: Partial<NewEvent> = {}): NewEvent => ({
-  datasetId: 'ds_1', eventId: v7(), clientEventId: false, ts, severity: 1, bytesRaw: 10, body: JSON.stringify(body), ...extra,
+const ev = (ts: number, body: { event?: string; actor?: string; source?: string; message?: string; payload?: object }, extra: Partial<NewEvent> = {}): NewEvent => ({
+  datasetId: 'ds_1', eventId: v7(), clientEventId: false, ts, severity: 1, bytesRaw: 10,
+  event: body.event ?? '', actor: body.actor ?? null, source: body.source ?? null, message: body.message ?? '', payload: JSON.stringify(body.payload ?? {}),
+  ...extra,
 });
 
 describe('DuckDbEventStore', () => {

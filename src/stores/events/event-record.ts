@@ -1,13 +1,11 @@
 /**
  * The contract between ingest, the event store, SOQL and live tail.
  *
- * DuckDB table `events` (one table for every tenant; tenancy columns first so the store can
- * always filter on them):
+ * DuckDB table `events` (one table for every tenant; the tenant first so the store can always
+ * filter on it):
  *
  *   seq          BIGINT    NOT NULL  -- ingestion order, strictly increasing per store; tail resumes on it
- *   org_id       VARCHAR   NOT NULL
- *   project_id   VARCHAR   NOT NULL
- *   mode         VARCHAR   NOT NULL  -- 'live' | 'test'
+ *   tenant       UINTEGER  NOT NULL  -- (org_id, project_id, mode) as an id of `event_tenants`; only the store maps it
  *   dataset_id   VARCHAR   NOT NULL  -- internal dataset id, so a rename touches no event
  *   event_id     UUID      NOT NULL
  *   ts           BIGINT    NOT NULL  -- epoch milliseconds
@@ -17,7 +15,7 @@
  *   actor        VARCHAR             -- NULL when absent
  *   source       VARCHAR             -- NULL when absent
  *   message      VARCHAR   NOT NULL
- *   payload      JSON      NOT NULL  -- object; nested objects kept nested
+ *   payload      VARCHAR   NOT NULL  -- JSON text of an object; nested objects kept nested
  *   bytes_raw    INTEGER   NOT NULL
  *
  * SOQL's `dataset` field is the dataset *name*; the compiler maps names to dataset_id with the

@@ -19,12 +19,12 @@ export interface NewEvent {
   /** index into `severities` */
   severity: number;
   bytesRaw: number;
-  /**
-   * JSON text of an object holding (some of) `event`, `actor`, `source`, `message` (strings)
-   * and `payload` (object); other keys are ignored. Ingest passes the client's own line when
-   * it needs no rewriting, so the hot path never re-serialises an event.
-   */
-  body: string;
+  event: string;
+  actor: string | null;
+  source: string | null;
+  message: string;
+  /** JSON text of the payload object (`{}` when the event has none). */
+  payload: string;
 }
 
 export interface AppendResult {
@@ -138,3 +138,14 @@ export type DatasetNameResolver = (tenant: Tenant, ids: readonly string[]) => Pr
 
 /** The filter that matches everything. */
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
+
+/**
+ * Thrown when another process holds the store (DuckDB allows one writing process). Declared
+ * here, beside the interface, so callers can tell it apart without loading an engine.
+ */
+export class EventStoreLockedError extends Error {
+  constructor(file: string, cause: unknown) {
+    super(`the event store ${file} is in use by another process`, { cause });
+    this.name = 'EventStoreLockedError';
+  }
+}
