@@ -23,7 +23,10 @@ export async function spawnServer(env: Record<string, string>): Promise<{ child:
   const port = await freePort();
   const cdnPort = await freePort();
   // The compiled build (npm run build), as production runs it: no TypeScript loader in the process.
-  const child = spawn(process.execPath, ['bin/opsctl.js', 'serve'], {
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The flags of `npm start` and of bin/opsctl.js's shebang.
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_PORT: String(port), OPS_CDN_PORT: String(cdnPort), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
