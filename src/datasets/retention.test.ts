@@ -30,7 +30,10 @@ describe('retention', () => {
     await s.request('POST', '/datasets/short/ingest', { json: [{ ts: now - 3 * day }, { ts: now - 1 * day }, { ts: now }] });
     await s.request('POST', '/datasets/long/ingest', { json: [{ ts: now - 3 * day }, { ts: now - 29 * day }, { ts: now - 31 * day }] });
     const result = await eventsCapability.purge!(s.server.ctx);
-    assert.equal(result.events_deleted, 2);
+    // The 1 s background job (next test) may have run between the ingest and this call and
+    // deleted some of the two first: what counts is what is left. The exact figure a purge
+    // reports is checked without a background job below.
+    assert.ok(result.events_deleted <= 2, `deleted ${result.events_deleted}`);
     assert.equal(await count('short'), 2);
     assert.equal(await count('long'), 2);
   });
