@@ -40,7 +40,7 @@ describe('datasets', () => {
     const events = (await store.query(s.tenants.a, { filter: matchAll, limit: 100 })).events;
     const d1 = events.find((e) => e.event === 'd1')!;
     assert.equal(d1.dataset, 'default');
-    assert.deepEqual(d1.payload, { k: 1, _dataset: 'delta' });
+    assert.deepEqual(JSON.parse(d1.payloadJson), { k: 1, _dataset: 'delta' });
     // default may be written to directly and does not count toward the cap
     assert.equal((await ingest('default', [{ event: 'direct' }])).status, 200);
     // POST /datasets past the cap is refused

@@ -48,7 +48,7 @@ describe('ingest', () => {
     const events = (await all()).filter((e) => e.dataset === 'norm');
     const e1 = events.find((e) => e.event === 'norm1')!;
     assert.equal(e1.ts, Date.parse('2026-01-02T03:04:05.678Z'));
-    assert.deepEqual(e1.payload, { region: 'eu', level: 3, a: { b: 2 } });
+    assert.deepEqual(JSON.parse(e1.payloadJson), { region: 'eu', level: 3, a: { b: 2 } });
     assert.equal(e1.actor, 'p1');
     assert.equal(e1.source, 'srv');
     assert.equal(e1.message, 'hi');
@@ -57,7 +57,7 @@ describe('ingest', () => {
     assert.match(e1.event_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const e2 = events.find((e) => e.event === 'norm2')!;
     assert.equal(e2.ts, 1767323045678);
-    assert.deepEqual(e2.payload, {});
+    assert.deepEqual(JSON.parse(e2.payloadJson), {});
     assert.equal(e2.actor, null);
     assert.equal(e2.message, '');
     const e3 = events.find((e) => e.event === 'norm3')!;

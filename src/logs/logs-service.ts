@@ -125,7 +125,7 @@ export class LogsService {
 }
 
 function toEntry(event: StoredEvent): LogEntry {
-  let meta = event.payload;
+  let meta = JSON.parse(event.payloadJson) as Record<string, unknown>;
   if (event.dataset !== logsDataset) {
     // Overflowed into `default`: the marker ingest added is not part of what was sent.
     const { _dataset: _marker, ...rest } = meta;

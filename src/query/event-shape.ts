@@ -1,8 +1,8 @@
 /**
  * The API shape of an event (SPEC.md §2.4), shared by POST /query and live tail.
  *
- *   toApiEvent(stored, tenant)                            // POST /query: with org_id, project_id
- *   toApiEvent(stored, tenant, { includeTenant: false })  // live tail: without them
+ *   apiEventJson(stored, tenant)                            // POST /query: with org_id, project_id
+ *   apiEventJson(stored, tenant, { includeTenant: false })  // live tail: without them
  *
  * Times are ISO 8601 with milliseconds, severity is its name, dataset its name (the store
  * resolved it), and `actor` / `source` are left out when the event has none.
@@ -33,25 +33,21 @@ export const ApiEventSchema = Type.Object(
 export type ApiEvent = Static<typeof ApiEventSchema>;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const text = JSON.stringify;
 
-/** Turns a stored event into the API Event (SPEC.md §2.4). */
-export function toApiEvent(
-  e: StoredEvent,
-  tenant: Tenant,
-  options?: { includeTenant?: boolean },
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { event_id: e.event_id, ts: iso(e.ts), ingested_at: iso(e.ingested_at) };
-  if (options?.includeTenant ?? true) {
-    out.org_id = tenant.orgId;
-    out.project_id = tenant.projectId;
-  }
-  out.dataset = e.dataset;
-  out.severity = severities[e.severity] ?? 'info';
-  out.event = e.event;
-  if (e.actor !== null && e.actor !== undefined) out.actor = e.actor;
-  if (e.source !== null && e.source !== undefined) out.source = e.source;
-  out.message = e.message;
-  out.payload = e.payload;
-  out.bytes_raw = e.bytes_raw;
-  return out;
+/**
+ * The JSON text of the API Event (SPEC.md §2.4) of a stored event, written by hand: a page of
+ * 100 events took ~1 ms through parse → object → fast-json-stringify (the payload is a
+ * free-form record, the slowest kind of value for a schema serializer) and ~0.2 ms this way,
+ * with the stored payload text embedded as it is. Key order and omissions follow
+ * ApiEventSchema; event-shape.test.ts checks the text against the schema and against
+ * JSON.stringify of the same object for random events.
+ */
+export function apiEventJson(e: StoredEvent, tenant: Tenant, options?: { includeTenant?: boolean }): string {
+  let out = `{"event_id":${text(e.event_id)},"ts":"${iso(e.ts)}","ingested_at":"${iso(e.ingested_at)}"`;
+  if (options?.includeTenant ?? true) out += `,"org_id":${text(tenant.orgId)},"project_id":${text(tenant.projectId)}`;
+  out += `,"dataset":${text(e.dataset)},"severity":"${severities[e.severity] ?? 'info'}","event":${text(e.event)}`;
+  if (e.actor !== null && e.actor !== undefined) out += `,"actor":${text(e.actor)}`;
+  if (e.source !== null && e.source !== undefined) out += `,"source":${text(e.source)}`;
+  return `${out},"message":${text(e.message)},"payload":${e.payloadJson},"bytes_raw":${text(e.bytes_raw)}}`;
 }

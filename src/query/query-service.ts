@@ -84,6 +84,8 @@ export class QueryService {
 
     const active = await this.deps.datasets.listActive(tenant);
     const datasetIds = new Map(active.map((d) => [d.name, d.id]));
+    // The store would otherwise look the names of the page's datasets up again.
+    const names = new Map(active.map((d) => [d.id, d.name]));
     // Throws not_found for a named dataset that does not exist (or is archived).
     const compiled = compileDuckDbFilter(query, { now, datasetIds });
     const ids = [...datasetIds.values()];
@@ -100,13 +102,14 @@ export class QueryService {
         filter,
         key: groupKeyOf(field),
         limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
+        names,
       });
       let groups = rows.map((r) => ({ value: apiGroupValue(field, r.value), count: r.count }));
       if (isDataset) groups = groups.sort(byCountThenValue).slice(0, maxGroups);
       return { kind: 'groups', field: printField(field), groups };
     }
 
-    const page = await this.deps.store.query(tenant, { filter, limit: pageSize, ...(position ? { after: position.after } : {}) });
+    const page = await this.deps.store.query(tenant, { filter, limit: pageSize, names, ...(position ? { after: position.after } : {}) });
     const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../app/context.js';
 import type { Capability } from '../app/capabilities.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { eventsRuntime } from '../datasets/runtime.js';
 import type { Api } from '../http/types.js';
-import { ApiEventSchema, toApiEvent, type ApiEvent } from './event-shape.js';
+import { ApiEventSchema, apiEventJson } from './event-shape.js';
 import { QueryService } from './query-service.js';
 
 const QueryBody = Type.Object(
@@ -68,16 +69,21 @@ export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<voi
       const query = svc.parse(request.body.q);
       await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
       const result = await svc.run(tenant, query, request.body.cursor);
-      // The declared Union documents both shapes; serialising through it makes the serializer
-      // validate each branch with Ajv first (0.7 ms for 100 events, against 0.35 ms). The
-      // handler knows the branch, so it serialises with that schema alone (compiled once).
-      reply.serializer(reply.compileSerializationSchema(result.kind === 'groups' ? AggregationResult : EventsResult));
-      if (result.kind === 'groups') return { field: result.field, groups: result.groups };
-      return {
-        events: result.events.map((e) => toApiEvent(e, tenant) as ApiEvent),
-        next_cursor: result.nextCursor,
-        has_more: result.hasMore,
-      };
+      if (result.kind === 'groups') {
+        // The declared Union documents both shapes; serialising through it makes the serializer
+        // validate each branch with Ajv first. The handler knows the branch: its schema alone
+        // (compiled once) serialises it.
+        reply.serializer(reply.compileSerializationSchema(AggregationResult));
+        return { field: result.field, groups: result.groups };
+      }
+      // Events are written as JSON text directly (apiEventJson: the stored payload text is
+      // embedded, not parsed and serialised again); a string with a JSON content type is sent
+      // as it is.
+      const events = result.events.map((e) => apiEventJson(e, tenant)).join(',');
+      // The typed reply only takes the schema's object; this text is that object, written out.
+      return (reply as FastifyReply)
+        .type('application/json; charset=utf-8')
+        .send(`{"events":[${events}],"next_cursor":${JSON.stringify(result.nextCursor)},"has_more":${result.hasMore}}`);
     },
   );
 }

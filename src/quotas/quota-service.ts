@@ -18,7 +18,7 @@ export interface QuotaDetail {
 const cumulative: Record<QuotaMetric, boolean> = { storage_bytes: true, events_month: false, queries_month: false };
 
 /**
- * Organisation-wide counters (both modes count). A consumption is one conditional UPDATE
+ * Organisation-wide counters (both modes count). A consumption is one conditional upsert
  * (`used + n <= limit`), so two concurrent requests can never pass a limit together, on
  * SQLite or PostgreSQL.
  */
@@ -44,20 +44,20 @@ export class QuotaService {
   async consume(orgId: string, plan: string, metric: QuotaMetric, amount: number, db: Kysely<Database> = this.db): Promise<void> {
     const period = this.period(metric);
     const limit = this.limitOf(this.plans.limits(plan), metric);
-    await db
-      .insertInto('usage_counters')
-      .values({ org_id: orgId, metric, period, used: 0 })
-      .onConflict((oc) => oc.columns(['org_id', 'metric', 'period']).doNothing())
-      .execute();
-    let update = db
-      .updateTable('usage_counters')
-      .set({ used: sql`used + ${amount}` })
-      .where('org_id', '=', orgId)
-      .where('metric', '=', metric)
-      .where('period', '=', period);
-    if (limit !== null) update = update.where(sql<boolean>`used + ${amount} <= ${limit}`);
-    const result = await update.executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) return;
+    // One statement, one row lock: the first consumption of a period inserts the row, later
+    // ones add to it only while the sum stays within the limit (a request larger than the whole
+    // limit is refused before it is tried, as the insert arm has no condition).
+    if (limit === null || amount <= limit) {
+      const result = await db
+        .insertInto('usage_counters')
+        .values({ org_id: orgId, metric, period, used: amount })
+        .onConflict((oc) => {
+          const update = oc.columns(['org_id', 'metric', 'period']).doUpdateSet({ used: sql`usage_counters.used + ${amount}` });
+          return limit === null ? update : update.where(sql<boolean>`usage_counters.used + ${amount} <= ${limit}`);
+        })
+        .executeTakeFirst();
+      if (Number(result.numInsertedOrUpdatedRows) === 1) return;
+    }
     const quotas = await this.usage(orgId, plan, db);
     const detail = quotas.find((q) => q.metric === metric)!;
     throw new AppError(

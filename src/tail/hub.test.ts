@@ -20,7 +20,7 @@ class FakeStore {
   append(count: number, payload: Record<string, unknown> = {}): void {
     for (let i = 0; i < count; i++) {
       const seq = this.events.length + 1;
-      this.events.push({ seq, event_id: `e${seq}`, ts: seq, ingested_at: seq, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payload, bytes_raw: 1 });
+      this.events.push({ seq, event_id: `e${seq}`, ts: seq, ingested_at: seq, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: JSON.stringify(payload), bytes_raw: 1 });
     }
   }
   async readAfter(_tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {

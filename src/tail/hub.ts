@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { matchAll, type EventStore } from '../stores/events/event-store.js';
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { EventPredicate } from '../query/soql/index.js';
-import { toApiEvent } from '../query/event-shape.js';
+import { apiEventJson } from '../query/event-shape.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';
 import { TailSession, type FeedBatch } from './session.js';
@@ -183,7 +183,7 @@ export class TailHub {
       activeDatasets,
       json: (event) => {
         let json = cache.get(event.seq);
-        if (json === undefined) cache.set(event.seq, (json = JSON.stringify(toApiEvent(event, tenant, { includeTenant: false }))));
+        if (json === undefined) cache.set(event.seq, (json = apiEventJson(event, tenant, { includeTenant: false })));
         return json;
       },
     };

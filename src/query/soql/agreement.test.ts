@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import type { MemoryEvent } from './predicate.js';
 import { compileDuckDbFilter, compileDuckDbGroupKey, compilePredicate, decodeGroupValue, parseSoql, printSoql } from './index.js';
 import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectSeqs } from './testkit.test.js';
 
@@ -22,7 +22,7 @@ after(() => {
 });
 
 const min = 60_000;
-const ev = (seq: number, e: Partial<StoredEvent>): StoredEvent => ({
+const ev = (seq: number, e: Partial<MemoryEvent>): MemoryEvent => ({
   seq,
   event_id: `00000000-0000-4000-8000-00000000000${seq}`,
   ts: NOW,
@@ -39,7 +39,7 @@ const ev = (seq: number, e: Partial<StoredEvent>): StoredEvent => ({
 });
 
 /** A fixed data set on which every example of SOQL.md has a known answer. */
-const FIXED: StoredEvent[] = [
+const FIXED: MemoryEvent[] = [
   ev(1, { severity: 2, event: 'match.start', source: 'eu-west-1', actor: 'alice', message: 'connection lost to server', payload: { region: 'eu-central', ping: 200, map: 'dust' }, ts: NOW - 5 * min }),
   ev(2, { dataset: 'matchmaking', event: 'match.start', source: 'srv-eu-1', actor: 'bot-7', message: 'Connection LOST', payload: { region: 'EU-west', ping: 100, map: 'nuke' }, ts: NOW - 20 * min }),
   ev(3, { dataset: 'matchmaking', severity: 3, event: 'match.start', source: 'us-east-1', message: 'ok', payload: { region: 'us-east', ping: '300', map: 'dust' }, ts: NOW - min }),

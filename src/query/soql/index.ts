@@ -22,7 +22,7 @@ export type {
 export { canonicalFields, withoutPositions } from './ast.js';
 export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH } from './parser.js';
 export { printSoql, printField, printValue } from './print.js';
-export { compilePredicate, type EventPredicate, type PredicateContext } from './predicate.js';
+export { compilePredicate, type EventPredicate, type MemoryEvent, type PredicateContext } from './predicate.js';
 export {
   assertDatasetsExist,
   compileDuckDbFilter,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import type { MemoryEvent } from './predicate.js';
 import { compileDuckDbFilter, compilePredicate, parseSoql } from './index.js';
 import { quoteString } from './print.js';
 import { DATASET_IDS, NOW, loadEvents, openEventsDb, selectSeqs } from './testkit.test.js';
@@ -23,12 +23,12 @@ const HOSTILE = [
 ];
 
 let con: DuckDBConnection;
-const base: StoredEvent = {
+const base: MemoryEvent = {
   seq: 0, event_id: '0b6d4f2a-1c3e-4a5b-8c7d-9e0f1a2b3c4d', ts: NOW, ingested_at: NOW, dataset: 'game', severity: 1,
   event: 'e', actor: null, source: null, message: 'plain', payload: {}, bytes_raw: 1,
 };
 /** Event 2k+1 carries hostile value k in its message, source and payload; 2k+2 in a payload key. */
-const EVENTS: StoredEvent[] = HOSTILE.flatMap((h, k) => [
+const EVENTS: MemoryEvent[] = HOSTILE.flatMap((h, k) => [
   { ...base, seq: 2 * k + 1, message: `before ${h} after`, source: h, payload: { v: h } },
   { ...base, seq: 2 * k + 2, payload: { [h]: 1 } },
 ]);

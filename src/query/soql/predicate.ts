@@ -21,7 +21,19 @@ export interface PredicateContext {
   now: number;
 }
 
-export type EventPredicate = (e: StoredEvent) => boolean;
+/** An event with its payload parsed (tests write their events this way). */
+export type MemoryEvent = Omit<StoredEvent, 'payloadJson'> & { payload: Record<string, unknown> };
+
+export type EventPredicate = (e: StoredEvent | MemoryEvent) => boolean;
+
+/** A stored event's payload is parsed on first use, once, whatever the number of sessions. */
+const parsedPayloads = new WeakMap<StoredEvent, Record<string, unknown>>();
+function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
+  if ('payload' in ev) return ev.payload;
+  let payload = parsedPayloads.get(ev);
+  if (!payload) parsedPayloads.set(ev, (payload = JSON.parse(ev.payloadJson) as Record<string, unknown>));
+  return payload;
+}
 
 /**
  * Compiles the query's filter (its `group by`, if any, is ignored: live tail rejects such
@@ -82,7 +94,7 @@ export function lookupPayload(root: unknown, path: readonly string[]): unknown {
 }
 
 function existsTest(field: FieldRef): EventPredicate {
-  if (field.kind === 'payload') return (ev) => lookupPayload(ev.payload, field.path) !== MISSING;
+  if (field.kind === 'payload') return (ev) => lookupPayload(payloadOf(ev), field.path) !== MISSING;
   if (field.name === 'actor' || field.name === 'source') {
     const name = field.name;
     return (ev) => ev[name] !== null && ev[name] !== undefined;
@@ -164,7 +176,7 @@ function payloadTest(path: readonly string[], op: CompareOp, value: Value): Even
     return payloadPositive(op, v, r, matches);
   };
   return (ev) => {
-    const v = lookupPayload(ev.payload, path);
+    const v = lookupPayload(payloadOf(ev), path);
     return v !== MISSING && test(v);
   };
 }

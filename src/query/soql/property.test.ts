@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { AppError } from '../../errors/app-error.js';
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import type { MemoryEvent } from './predicate.js';
 import { compileDuckDbFilter, compilePredicate, parseSoql, printSoql, withoutPositions, type SoqlQuery } from './index.js';
 import { DATASET_IDS, NOW, queryArb, wide } from './testkit.test.js';
 
@@ -72,7 +72,7 @@ const strings = fc.oneof(
   fc.array(fc.constantFrom(...SOUP), { maxLength: 30 }).map((parts) => parts.join('')),
 );
 
-const sampleEvent: StoredEvent = {
+const sampleEvent: MemoryEvent = {
   seq: 1, event_id: '0b6d4f2a-1c3e-4a5b-8c7d-9e0f1a2b3c4d', ts: NOW, ingested_at: NOW, dataset: 'game', severity: 2,
   event: 'match.start', actor: null, source: 'eu-west-1', message: 'connection lost', payload: { a: 1, b: 'x' }, bytes_raw: 10,
 };

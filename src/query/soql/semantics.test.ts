@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import type { MemoryEvent } from './predicate.js';
 import {
   assertDatasetsExist,
   compileDuckDbFilter,
@@ -14,11 +14,11 @@ import {
 import { compareCodePoints, foldCase, wildcardMatch } from './text.js';
 import { DATASET_IDS, NOW, loadEvents, openEventsDb, selectSeqs } from './testkit.test.js';
 
-const base: StoredEvent = {
+const base: MemoryEvent = {
   seq: 0, event_id: '0b6d4f2a-1c3e-4a5b-8c7d-9e0f1a2b3c4d', ts: NOW, ingested_at: NOW, dataset: 'game', severity: 1,
   event: 'e', actor: null, source: null, message: '', payload: {}, bytes_raw: 1,
 };
-const EVENTS: StoredEvent[] = [
+const EVENTS: MemoryEvent[] = [
   { ...base, seq: 1, actor: 'Bot-1', source: 'EU-West-1', message: 'ΟΔΟΣ closed', payload: { n: 150, s: '150', b: true, z: null } },
   { ...base, seq: 2, actor: '', source: 'srv_%1', message: 'İstanbul', payload: { n: 20, s: '20', b: false, o: { k: 'v' }, arr: [10, 'x'] } },
   { ...base, seq: 3, dataset: 'auth', severity: 4, message: 'a\\b', payload: { n: 1e21, s: 'Straße', 'a.b': 1, nested: { a: { b: 'deep' } } } },

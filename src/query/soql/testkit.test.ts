@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import type { MemoryEvent } from './predicate.js';
 import {
   canonicalFields,
   compareOps,
@@ -57,7 +57,7 @@ const jsonArb = fc.letrec<{ value: unknown }>((tie) => ({
   ),
 })).value;
 
-export const eventArb = (seq: number): fc.Arbitrary<StoredEvent> =>
+export const eventArb = (seq: number): fc.Arbitrary<MemoryEvent> =>
   fc.record({
     seq: fc.constant(seq),
     event_id: fc.oneof(fc.constantFrom(...UUIDS), fc.uuid()),
@@ -76,7 +76,7 @@ export const eventArb = (seq: number): fc.Arbitrary<StoredEvent> =>
     bytes_raw: fc.integer({ min: 0, max: 2000 }),
   });
 
-export const eventsArb = (max: number): fc.Arbitrary<StoredEvent[]> =>
+export const eventsArb = (max: number): fc.Arbitrary<MemoryEvent[]> =>
   fc.integer({ min: 0, max }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => eventArb(i + 1))));
 
 const BARE_VALUE = /^[^\s()",]+$/u;
@@ -184,7 +184,7 @@ export async function openEventsDb(): Promise<DuckDBConnection> {
 }
 
 /** Replaces the table's rows with these events (in one parameterised statement). */
-export async function loadEvents(con: DuckDBConnection, events: readonly StoredEvent[]): Promise<void> {
+export async function loadEvents(con: DuckDBConnection, events: readonly MemoryEvent[]): Promise<void> {
   await con.run('DELETE FROM events');
   if (events.length === 0) return;
   const row = "(?, 'org', 'proj', 'live', ?, CAST(? AS UUID), ?, ?, ?, ?, ?, ?, ?, CAST(? AS JSON), ?)";

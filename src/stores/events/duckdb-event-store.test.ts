@@ -54,7 +54,7 @@ describe('DuckDbEventStore', () => {
     assert.equal(seen[0], 'e24');
     const [first] = (await store.query(a, { filter: { where: 'severity >= ? AND event = ?', params: [3, 'e3'] }, limit: 5 })).events;
     assert.equal(first!.dataset, 'name-of-ds_1');
-    assert.deepEqual(first!.payload, { n: 3, group: 'x', opt: 1 });
+    assert.deepEqual(JSON.parse(first!.payloadJson), { n: 3, group: 'x', opt: 1 });
     assert.equal((await store.query(b, { filter: matchAll, limit: 100 })).events.length, 1);
   });
 

@@ -102,8 +102,9 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  private async resolveNames(tenant: Tenant, rows: DuckDBValue[][], column: number): Promise<Map<string, string>> {
+  private async resolveNames(tenant: Tenant, rows: DuckDBValue[][], column: number, known?: ReadonlyMap<string, string>): Promise<ReadonlyMap<string, string>> {
     const ids = [...new Set(rows.map((r) => r[column] as string))];
+    if (known && ids.every((id) => known.has(id))) return known;
     return ids.length ? this.names(tenant, ids) : new Map();
   }
 
@@ -124,7 +125,7 @@ export class DuckDbEventStore implements EventStore {
         `ORDER BY ts DESC, event_id DESC LIMIT ${Math.trunc(request.limit) + 1}`,
       params,
     );
-    const names = await this.resolveNames(tenant, rows, 1);
+    const names = await this.resolveNames(tenant, rows, 1, request.names);
     const events = rows.slice(0, request.limit).map((r) => toStoredEvent(r, names));
     const last = events[events.length - 1];
     return { events, next: rows.length > request.limit && last ? { ts: last.ts, event_id: last.event_id } : undefined };
@@ -145,7 +146,7 @@ export class DuckDbEventStore implements EventStore {
         `GROUP BY 1 ORDER BY n DESC, value ASC NULLS LAST LIMIT ${Math.trunc(request.limit)}`,
       [...this.tenantParams(tenant), ...request.filter.params],
     );
-    const names = key.kind === 'canonical' && key.name === 'dataset' ? await this.resolveNames(tenant, rows, 0) : undefined;
+    const names = key.kind === 'canonical' && key.name === 'dataset' ? await this.resolveNames(tenant, rows, 0, request.names) : undefined;
     return rows.map((r) => {
       const raw = r[0];
       let value: GroupRow['value'];

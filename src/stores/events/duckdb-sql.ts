@@ -96,7 +96,7 @@ export function jsonPath(path: readonly string[]): string | undefined {
 export const eventColumns =
   'seq, dataset_id, event_id::VARCHAR AS event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
 
-export function toStoredEvent(row: DuckDBValue[], names: Map<string, string>): StoredEvent {
+export function toStoredEvent(row: DuckDBValue[], names: ReadonlyMap<string, string>): StoredEvent {
   const datasetId = row[1] as string;
   return {
     seq: Number(row[0]),
@@ -109,7 +109,7 @@ export function toStoredEvent(row: DuckDBValue[], names: Map<string, string>): S
     actor: (row[7] as string | null) ?? null,
     source: (row[8] as string | null) ?? null,
     message: row[9] as string,
-    payload: JSON.parse(row[10] as string) as Record<string, unknown>,
+    payloadJson: row[10] as string,
     bytes_raw: Number(row[11]),
   };
 }

@@ -42,6 +42,10 @@ export interface StoredEvent {
   actor: string | null;
   source: string | null;
   message: string;
-  payload: Record<string, unknown>;
+  /**
+   * The payload object as JSON text, as stored (ingest wrote it with JSON.stringify): the API
+   * embeds it without parsing it again.
+   */
+  payloadJson: string;
   bytes_raw: number;
 }

@@ -58,6 +58,8 @@ export interface EventPageRequest {
   limit: number;
   /** Continue after this event (exclusive). */
   after?: EventKey;
+  /** Dataset id → name when the caller has them already (else the store's resolver is asked). */
+  names?: ReadonlyMap<string, string>;
 }
 
 export interface EventPage {
@@ -76,6 +78,8 @@ export interface AggregateRequest {
   key: GroupKey;
   /** Maximum group rows (SPEC: 100). */
   limit: number;
+  /** As EventPageRequest.names. */
+  names?: ReadonlyMap<string, string>;
 }
 
 /**

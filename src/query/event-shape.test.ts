@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { FormatRegistry, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { severities, type StoredEvent } from '../stores/events/event-record.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { ApiEventSchema, apiEventJson } from './event-shape.js';
+
+/** The API Event as an object, field by field from SPEC.md §2.4: what apiEventJson must write. */
+function reference(e: StoredEvent, tenant: Tenant, includeTenant: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { event_id: e.event_id, ts: new Date(e.ts).toISOString(), ingested_at: new Date(e.ingested_at).toISOString() };
+  if (includeTenant) {
+    out.org_id = tenant.orgId;
+    out.project_id = tenant.projectId;
+  }
+  out.dataset = e.dataset;
+  out.severity = severities[e.severity];
+  out.event = e.event;
+  if (e.actor !== null) out.actor = e.actor;
+  if (e.source !== null) out.source = e.source;
+  out.message = e.message;
+  out.payload = JSON.parse(e.payloadJson);
+  out.bytes_raw = e.bytes_raw;
+  return out;
+}
+
+const text = fc.string({ unit: 'binary', maxLength: 40 });
+const storedEvent: fc.Arbitrary<StoredEvent> = fc.record({
+  seq: fc.nat(),
+  event_id: fc.uuid(),
+  ts: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+  ingested_at: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+  dataset: text,
+  severity: fc.integer({ min: 0, max: severities.length - 1 }),
+  event: text,
+  actor: fc.option(text),
+  source: fc.option(text),
+  message: text,
+  // Ingest stores the payload as JSON.stringify wrote it.
+  payloadJson: fc.dictionary(text, fc.jsonValue({ maxDepth: 3 })).map((p) => JSON.stringify(p)),
+  bytes_raw: fc.nat(),
+});
+
+// TypeBox checks formats only once they are registered: the two the API event uses, strictly.
+FormatRegistry.Set('uuid', (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v));
+// …and it cannot check the Unsafe severity: the same enum as a union of literals.
+const CheckedEvent = { ...ApiEventSchema, properties: { ...ApiEventSchema.properties, severity: Type.Union(severities.map((s) => Type.Literal(s))) } };
+FormatRegistry.Set('date-time', (v) => /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$/.test(v) && !Number.isNaN(Date.parse(v)));
+
+test('apiEventJson writes exactly JSON.stringify of the API event, valid under its schema (random events)', () => {
+  fc.assert(
+    fc.property(storedEvent, fc.record({ orgId: text, projectId: text, mode: fc.constantFrom('live' as const, 'test' as const) }), fc.boolean(), (e, tenant, includeTenant) => {
+      const json = apiEventJson(e, tenant, { includeTenant });
+      const expected = reference(e, tenant, includeTenant);
+      assert.equal(json, JSON.stringify(expected));
+      assert.ok(Value.Check(CheckedEvent, JSON.parse(json)), `${json}: ${[...Value.Errors(CheckedEvent, JSON.parse(json))].map((x) => x.message).join('; ')}`);
+    }),
+    { numRuns: 500 },
+  );
+});
