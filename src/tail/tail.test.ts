@@ -251,15 +251,17 @@ describe('live tail timings and shutdown', () => {
   after(() => s.close());
 
   test('heartbeats arrive; the session closes when idle, heartbeats not counting; a matching event resets it', async () => {
-    const started = Date.now();
     const idle = opened(await TailClient.open(s.baseUrl, s.tenants.a.token, 'event:keep'));
+    const started = Date.now();
     await idle.until((c) => c.comments.filter((x) => x === 'heartbeat').length >= 3, 2_000, 'heartbeats');
     // non-matching events do not keep a session alive either
     const keep = setInterval(() => void s.request('POST', '/datasets/game/ingest', { json: [{ event: 'noise' }] }), 150);
-    await idle.until((c) => c.ended, 3_000, 'idle close');
+    // Were heartbeats or noise counted, the session would never close and this wait would fail;
+    // the bounds leave room for a busy machine (CI runs the suites side by side).
+    await idle.until((c) => c.ended, 4_000, 'idle close');
     clearInterval(keep);
     const lasted = Date.now() - started;
-    assert.ok(lasted >= 650 && lasted < 2_000, `closed after ${lasted} ms`);
+    assert.ok(lasted >= 500 && lasted < 3_000, `closed after ${lasted} ms`);
     assert.match(idle.comments.at(-1)!, /^closed: no matching event for 700 ms/);
     assert.equal(idle.events.length, 0);
     const kept = opened(await TailClient.open(s.baseUrl, s.tenants.a.token, 'event:keep'));
