@@ -29,6 +29,8 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_TAIL_HEARTBEAT_MS: '1.5' }, 'OPS_TAIL_HEARTBEAT_MS'],
   [{ OPS_LOG_LEVEL: 'loud' }, 'OPS_LOG_LEVEL'],
   [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
+  [{ OPS_BLOB_URL: 's3://bucket/prefix' }, 'OPS_BLOB_URL'],
+  [{ OPS_BLOB_URL: 'ftp://host/blobs' }, 'OPS_BLOB_URL'],
 ];
 for (const [env, variable] of bad) {
   test(`a bad ${variable} (${Object.values(env)[0]}) is refused naming the variable`, () => {

@@ -68,6 +68,18 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * Only the file system backend exists so far: an s3:// URL is refused at start-up, naming the
+ * variable, rather than accepted and failing on the first upload.
+ */
+function blobUrl(env: Env): string | undefined {
+  const value = url(env, 'OPS_BLOB_URL', ['file:', 's3:']);
+  if (value?.startsWith('s3:')) {
+    throw new ConfigError('OPS_BLOB_URL', 'the S3 backend is not available yet; use file:///absolute/path or leave it unset for OPS_DATA_DIR/blobs');
+  }
+  return value;
+}
+
 const knownFeatures = ['logs', 'cases', 'apps'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -97,7 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? (cdnPort === 0 ? '' : `http://localhost:${cdnPort}`),
     dataDir: path.resolve(env.OPS_DATA_DIR || './data'),
     databaseUrl: url(env, 'OPS_DATABASE_URL', ['postgres:', 'postgresql:']),
-    blobUrl: url(env, 'OPS_BLOB_URL', ['s3:', 'file:']),
+    blobUrl: blobUrl(env),
     secretKey,
     plansFile: env.OPS_PLANS_FILE || undefined,
     corsOrigins: (env.OPS_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
