@@ -50,4 +50,19 @@ describe('quota counters', () => {
       s.clock.advance(-32 * 86_400_000);
     }
   });
+
+  test('a charge larger than the whole limit is refused before anything is written; unlimited plans take any charge', async () => {
+    const { quotas, plans } = s.server.ctx;
+    const org = s.tenants.b.orgId;
+    const limit = plans.limits('free').events_month!;
+    await assert.rejects(quotas.consume(org, 'free', 'events_month', limit + 1), (error: unknown) => error instanceof AppError && error.status === 402);
+    assert.equal((await quotas.usage(org, 'free')).find((q) => q.metric === 'events_month')!.used, 0);
+    // Exactly the limit fits, in a first charge of the period (the insert arm of the upsert).
+    await quotas.consume(org, 'free', 'events_month', limit);
+    await assert.rejects(quotas.consume(org, 'free', 'events_month', 1), (error: unknown) => error instanceof AppError && error.code === 'quota_exceeded');
+    // enterprise has no events_month limit (DECISIONS §8): any charge passes.
+    assert.equal(plans.limits('enterprise').events_month, null);
+    await quotas.consume(org, 'enterprise', 'events_month', 2 ** 40);
+    await quotas.consume(org, 'enterprise', 'events_month', 1);
+  });
 });
