@@ -5,6 +5,7 @@ import type { AuthContext } from './auth-context.js';
 import type { TokenLookup } from './token-lookup.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { Scope } from './scopes.js';
+import { ownOnRequest } from '../http/route-hooks.js';
 
 export interface AuthPluginOptions {
   tokens: TokenLookup;
@@ -45,8 +46,7 @@ export const authPlugin = fp<AuthPluginOptions>(
     app.addHook('onRoute', (route) => {
       const scope = route.config?.scope;
       if (scope) {
-        const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-        route.onRequest = [authenticate(scope), ...own];
+        route.onRequest = [authenticate(scope), ...ownOnRequest(route)];
         return;
       }
       if (route.url.startsWith('/v1') && !route.config?.public) {

@@ -1,6 +1,7 @@
 import { AppError } from '../errors/app-error.js';
 import type { AppContext } from '../app/context.js';
 import type { Api } from '../http/types.js';
+import { ownOnRequest } from '../http/route-hooks.js';
 
 /** The announced resources an installation switches on with OPS_FEATURES (DECISIONS.md §13). */
 export type Feature = 'logs' | 'cases' | 'apps';
@@ -23,8 +24,7 @@ export async function registerGated(v1: Api, ctx: AppContext, feature: Feature, 
       }
     };
     scope.addHook('onRoute', (route) => {
-      const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-      route.onRequest = [...own, gate];
+      route.onRequest = [...ownOnRequest(route), gate];
     });
     register(scope);
   });
