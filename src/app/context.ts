@@ -52,7 +52,7 @@ export async function createContext(config: Config, clock: Clock, role: ProcessR
     paginator: new Paginator(cursors),
     cursors,
     orgs: new OrgService(db, plans, clock),
-    members: new MembersService(db, clock),
+    members: new MembersService(metadata, clock),
     tokens: new TokenService(db, clock),
     close: async () => {
       for (const close of closers.reverse()) await close();

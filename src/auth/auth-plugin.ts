@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError, forbidden } from '../errors/app-error.js';
 import type { AuthContext } from './auth-context.js';
 import type { TokenLookup } from './token-lookup.js';
@@ -20,25 +20,48 @@ export interface AuthPluginOptions {
  */
 export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, { tokens, rateLimiter }) => {
-    const authenticate = (scope: Scope): onRequestAsyncHookHandler =>
-      async function authenticate(request, reply) {
-        const auth = await tokens.authenticate(request.headers.authorization);
-        const limit = rateLimiter.take(auth.tokenId);
-        reply.header('RateLimit-Limit', rateLimiter.burst);
-        reply.header('RateLimit-Remaining', limit.remaining);
-        reply.header('RateLimit-Reset', limit.resetSeconds);
-        if (!limit.allowed) {
-          throw new AppError(
-            'rate_limited',
-            `too many requests for this token: ${rateLimiter.perSecond} per second are allowed, with bursts of ${rateLimiter.burst}; retry after ${limit.resetSeconds} s`,
-            {},
-            { 'Retry-After': String(limit.resetSeconds) },
-          );
+    /** Rate limit, then scope; the request's AuthContext once both pass. */
+    const admit = (scope: Scope, request: FastifyRequest, reply: FastifyReply, auth: AuthContext): void => {
+      const limit = rateLimiter.take(auth.tokenId);
+      reply.header('RateLimit-Limit', rateLimiter.burst);
+      reply.header('RateLimit-Remaining', limit.remaining);
+      reply.header('RateLimit-Reset', limit.resetSeconds);
+      if (!limit.allowed) {
+        throw new AppError(
+          'rate_limited',
+          `too many requests for this token: ${rateLimiter.perSecond} per second are allowed, with bursts of ${rateLimiter.burst}; retry after ${limit.resetSeconds} s`,
+          {},
+          { 'Retry-After': String(limit.resetSeconds) },
+        );
+      }
+      if (!auth.scopes.has(scope)) {
+        throw forbidden(`token does not have the required scope ${scope}`, { required_scope: scope });
+      }
+      request.auth = auth;
+    };
+
+    // A callback hook: a cached token (nearly every request) is admitted without a promise.
+    const authenticate = (scope: Scope): onRequestHookHandler =>
+      function authenticate(request, reply, done) {
+        const pass = (auth: AuthContext): void => {
+          try {
+            admit(scope, request, reply, auth);
+          } catch (error) {
+            done(error as Error);
+            return;
+          }
+          // Outside the try: what runs after the hook must not report its errors through it.
+          done();
+        };
+        let found: AuthContext | Promise<AuthContext>;
+        try {
+          found = tokens.authenticate(request.headers.authorization);
+        } catch (error) {
+          done(error as Error);
+          return;
         }
-        if (!auth.scopes.has(scope)) {
-          throw forbidden(`token does not have the required scope ${scope}`, { required_scope: scope });
-        }
-        request.auth = auth;
+        if (found instanceof Promise) found.then(pass, done);
+        else pass(found);
       };
 
     // The hook is attached to each route that declares a scope, as the route is added: public

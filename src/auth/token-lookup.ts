@@ -62,12 +62,23 @@ export class TokenLookup {
     this.lookup = this.compileLookup();
   }
 
-  async authenticate(header: string | undefined): Promise<AuthContext> {
+  /**
+   * The caller's AuthContext; synchronous for a cached token (the common case: no promise and
+   * no microtask turn per request), a promise when the database must be asked. Throws or
+   * rejects with 401.
+   */
+  authenticate(header: string | undefined): AuthContext | Promise<AuthContext> {
     const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw unauthorized('missing or invalid authorization token: send "Authorization: Bearer <API_TOKEN>"');
     const token = match[1]!;
     if (!looksLikeToken(token)) throw unauthorized();
-    const found = await this.find(hashToken(token));
+    const hash = hashToken(token);
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > performance.now()) return this.admit(cached);
+    return this.load(hash).then((found) => this.admit(found));
+  }
+
+  private admit(found: Cached | undefined): AuthContext {
     if (!found) throw unauthorized();
     const { row, auth } = found;
     const now = this.clock.now();
@@ -77,13 +88,10 @@ export class TokenLookup {
     return auth;
   }
 
-  private async find(hash: string): Promise<Cached | undefined> {
-    const now = performance.now();
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached;
+  private async load(hash: string): Promise<Cached | undefined> {
     const row: TokenRow | undefined = (await this.db.executeQuery(this.lookup({ hash }))).rows[0];
     if (!row) return undefined;
-    const found: Cached = { row, auth: toAuthContext(row), until: now + this.cacheMs };
+    const found: Cached = { row, auth: toAuthContext(row), until: performance.now() + this.cacheMs };
     // Unknown tokens are not cached: a token created a moment ago elsewhere must work at once.
     if (this.cacheMs > 0) {
       if (this.cache.size >= maxCached) this.cache.clear();

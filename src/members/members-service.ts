@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
+import type { MetadataStore } from '../stores/metadata/database.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
@@ -26,10 +27,13 @@ export class MembersService {
   private readonly listFirst;
   private readonly listAfter;
 
+  private readonly db: Kysely<Database>;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly metadata: MetadataStore,
     private readonly clock: Clock,
   ) {
+    this.db = metadata.db;
     this.listFirst = precompile((p) => this.listQuery(p('orgId'), p('limit')), ['orgId', 'limit']);
     this.listAfter = precompile(
       (p) => this.listQuery(p('orgId'), p('limit')).where(keysetBefore('m.joined_at', 'm.user_id', [p('joinedAt'), p('userId')])),
@@ -41,12 +45,12 @@ export class MembersService {
     if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
   }
 
-  /** Newest first; the keyset is (joined_at, user_id). */
+  /** Newest first; the keyset is (joined_at, user_id). Read-mostly: membership rarely changes. */
   async list(orgId: string, page: PageRequest): Promise<Member[]> {
     const query = page.after
       ? this.listAfter({ orgId, limit: page.limit + 1, joinedAt: String(page.after[0]), userId: String(page.after[1]) })
       : this.listFirst({ orgId, limit: page.limit + 1 });
-    const { rows } = await this.db.executeQuery(query);
+    const rows = await this.metadata.readMostly(query);
     return rows.map((row) => ({
       id: row.id,
       name: row.name,

@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
+import { createContext } from '../app/context.js';
+import { systemClock } from '../shared/clock.js';
 
 describe('members', () => {
   let s: TestServer;
@@ -140,5 +142,25 @@ describe('members', () => {
     assert.equal(res.body.error.required_scope, 'members:write');
     const noRead = await s.token(s.tenants.a, ['members:write']);
     assert.equal((await members('', noRead)).body.error.required_scope, 'members:read');
+  });
+
+  // The list is served from ReadMostlyCache on SQLite: a change by another process (opsctl beside
+  // the server, another server on the same file) must show in the very next answer all the same.
+  test("another process's changes show in the next list at once", async () => {
+    const before = (await members('?limit=100')).body.members;
+    assert.deepEqual((await members('?limit=100')).body.members, before);
+    const cli = await createContext(s.server.ctx.config, systemClock, 'cli');
+    try {
+      const { user_id } = await cli.orgs.addMember({ orgId, email: 'beside@example.com', role: 'Viewer' });
+      const added = (await members('?limit=100')).body.members;
+      assert.equal(added.length, before.length + 1);
+      assert.equal(added[0].id, user_id);
+      await cli.metadata.db.updateTable('users').set({ name: 'Renamed beside' }).where('id', '=', user_id).execute();
+      assert.equal((await members('?limit=1')).body.members[0].name, 'Renamed beside');
+      await cli.members.remove(orgId, user_id);
+      assert.deepEqual((await members('?limit=100')).body.members, before);
+    } finally {
+      await cli.close();
+    }
   });
 });

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, sql, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type CompiledQuery, type MigrationProvider } from 'kysely';
 import { FifoSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { ReadMostlyCache } from './read-mostly.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -19,6 +20,12 @@ export interface MetadataStore {
    * without a listener the error would end the process.
    */
   onConnectionLost(listener: (error: Error) => void): void;
+  /**
+   * Runs a read that is served far more often than its data changes. On SQLite the answer is
+   * served again until anything is written to the file (exact: see ReadMostlyCache); on
+   * PostgreSQL, where other hosts write unseen, it always runs. The rows must not be modified.
+   */
+  readMostly<Row>(query: CompiledQuery<Row>): Promise<readonly Row[]>;
   close(): Promise<void>;
 }
 
@@ -44,6 +51,7 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
       dialect: 'postgres',
       ping: async () => void (await sql`select 1`.execute(db)),
       onConnectionLost: (listener) => void (connectionLost = listener),
+      readMostly: async (query) => (await db.executeQuery(query)).rows,
       close: () => db.destroy(),
     };
   }
@@ -55,14 +63,18 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(database) }) });
+  const statements = withStatementCache(database);
+  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: statements }) });
   await migrate(db);
+  const dataVersion = database.prepare('PRAGMA data_version').pluck();
+  const cache = new ReadMostlyCache(() => `${statements.writes()}:${dataVersion.get() as number}`);
   return {
     db,
     dialect: 'sqlite',
     ping: async () => void (await sql`select 1`.execute(db)),
     // An embedded file has no connection to lose.
     onConnectionLost: () => {},
+    readMostly: (query) => cache.read(query, async () => (await db.executeQuery(query)).rows),
     close: () => db.destroy(),
   };
 }
@@ -82,6 +94,7 @@ export const sqliteLimitFix = (text: string): string => text.replace(/ (limit|of
  */
 function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>();
+  let writes = 0;
   return {
     prepare(text: string): SQLite.Statement {
       let statement = statements.get(text);
@@ -90,8 +103,13 @@ function withStatementCache(database: SQLite.Database) {
         statement = database.prepare(sqliteLimitFix(text));
         statements.set(text, statement);
       }
+      // Kysely prepares before every execution and runs at once: counting here counts each
+      // write before it runs, for ReadMostlyCache's stamp. `readonly`, not `reader`: an
+      // INSERT … RETURNING returns rows but writes.
+      if (!statement.readonly) writes++;
       return statement;
     },
+    writes: () => writes,
     close(): void {
       statements.clear();
       database.close();
