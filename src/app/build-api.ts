@@ -37,6 +37,9 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     bodyLimit: jsonBodyLimit,
     trustProxy: false,
     return503OnClosing: true,
+    // A body field the endpoint does not know is refused (400 naming it), not dropped without a
+    // word: a misspelt `retention_dayz` must not answer 200 having changed nothing.
+    ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // A callback hook: an async one costs every request a promise and a microtask turn.
@@ -60,6 +63,11 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   app.addSchema(ErrorBody);
   // Runs before @fastify/swagger's own onRoute hook: documents each route's scope and errors.
   app.addHook('onRoute', (route) => {
+    // One place, so no route can forget it: a JSON object body takes only the fields it declares.
+    const body = route.schema?.body as { type?: unknown; additionalProperties?: unknown } | undefined;
+    if (body?.type === 'object' && body.additionalProperties === undefined) {
+      route.schema = { ...route.schema, body: { ...body, additionalProperties: false } };
+    }
     const scope = route.config?.scope;
     if (!scope || !route.schema) return;
     route.schema = {

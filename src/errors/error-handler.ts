@@ -12,9 +12,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 }
 
 /** Fastify's own failures (body parsing, validation, limits) in our vocabulary. */
-function translate(error: FastifyError & { validation?: unknown[]; validationContext?: string }): AppError | undefined {
+function translate(
+  error: FastifyError & { validation?: Array<{ keyword?: string; instancePath?: string; params?: { additionalProperty?: unknown } }>; validationContext?: string },
+): AppError | undefined {
   if (error.validation) {
     const where = error.validationContext ? `${error.validationContext}` : 'request';
+    const unknown = error.validation.find((v) => v.keyword === 'additionalProperties');
+    if (unknown) {
+      const field = `${unknown.instancePath ? `${unknown.instancePath.slice(1).replaceAll('/', '.')}.` : ''}${String(unknown.params?.additionalProperty)}`;
+      return new AppError('bad_request', `invalid ${where}: unknown field "${field}"; see this endpoint in /v1/openapi.json for the fields it takes`);
+    }
     return new AppError('bad_request', `invalid ${where}: ${error.message.replace(/^(body|querystring|params|headers)\/?/, '$1 ')}`);
   }
   const byCode: Record<string, [ErrorCode, string]> = {

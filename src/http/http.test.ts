@@ -50,6 +50,23 @@ describe('error model, health and OpenAPI', () => {
     assertError(await s.request('POST', '/tokens', { json: { name: 'x', scopes: ['media:read'], mode: 'staging' } }), 400, 'bad_request');
   });
 
+  test('an unknown body field → 400 bad_request naming it, and nothing is changed', async () => {
+    const res = await s.request('POST', '/tokens', { json: { name: 'x', scopes: ['media:read'], expires: null } });
+    assertError(res, 400, 'bad_request');
+    assert.match(res.body.error.message, /unknown field "expires"/);
+    const tokens = (await s.request('GET', '/tokens?limit=100')).body.tokens as Array<{ name: string }>;
+    assert.ok(!tokens.some((t) => t.name === 'x'));
+    // Routes whose body schema says nothing of other fields are strict too (members PATCH).
+    const me = s.tenants.a;
+    const patch = await s.request('PATCH', `/orgs/${me.orgId}/members/${me.userId}`, { json: { roleId: 'rol_x', role: 'Viewer' } });
+    assertError(patch, 400, 'bad_request');
+    assert.match(patch.body.error.message, /unknown field "role"/);
+    // Free-form objects stay free-form: only the top level is checked.
+    const spec = (await s.request('GET', `${s.apiUrl}/v1/openapi.json`)).body;
+    const body = spec.paths['/v1/orgs/{orgId}/members/{userId}'].patch.requestBody.content['application/json'].schema;
+    assert.equal(body.additionalProperties, false);
+  });
+
   test('a body over the limit → 413 too_large with the limit in bytes', async () => {
     const res = await s.request('POST', '/tokens', { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
     assertError(res, 413, 'too_large');
