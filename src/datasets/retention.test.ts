@@ -75,3 +75,21 @@ test('opsctl purge without a running server opens the event store itself', async
     await s.close();
   }
 });
+
+// The background job and `opsctl purge` (through the admin socket) can run at the same time:
+// DuckDB refuses the second of two deletes of the same rows, so the store queues them.
+test('concurrent purges all succeed and delete each old event once', async () => {
+  const s = await startTestServer();
+  try {
+    const old = Date.now() - 60 * day;
+    for (const name of ['one', 'two']) {
+      await s.request('POST', `/datasets/${name}/ingest`, { json: [...Array.from({ length: 50 }, () => ({ ts: old })), { ts: Date.now() }] });
+    }
+    const results = await Promise.all(Array.from({ length: 4 }, () => eventsCapability.purge!(s.server.ctx)));
+    assert.equal(results.reduce((sum, r) => sum + Number(r.events_deleted), 0), 100);
+    const { store } = await eventsRuntime(s.server.ctx);
+    assert.equal((await store.query(s.tenants.a, { filter: matchAll, limit: 1000 })).events.length, 2);
+  } finally {
+    await s.close();
+  }
+});

@@ -54,6 +54,8 @@ const sampleRows = 2_000;
 
 export class DuckDbEventStore implements EventStore {
   private closed = false;
+  /** The last queued deleteBefore; see there. */
+  private deletes: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -206,18 +208,39 @@ export class DuckDbEventStore implements EventStore {
     });
   }
 
-  async deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+  /**
+   * One delete at a time: two purges (the background job and `opsctl purge`) deleting the same
+   * rows at once make DuckDB refuse the second ("Conflict on tuple deletion"); queued, the
+   * second finds nothing left to delete. A conflict with the writer's rollup merge is retried.
+   */
+  deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+    const run = this.deletes.then(() => this.deleteBeforeNow(tenant, datasetId, beforeMs));
+    this.deletes = run.catch(() => undefined);
+    return run;
+  }
+
+  private async deleteBeforeNow(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
     if (this.closed) throw new Error('event store closed');
     // Its own connection: DuckDB's MVCC lets the delete run beside the writer's appends.
     const connection = await this.instance.connect();
     try {
       const params: DuckDBValue[] = [...this.tenantParams(tenant), datasetId];
-      const result = await connection.run(`DELETE FROM events WHERE ${tenantWhere} AND dataset_id = ? AND ts < ?`, [...params, beforeMs]);
-      await connection.run(`DELETE FROM events_rollup WHERE ${tenantWhere} AND dataset_id = ? AND minute < ?`, [
-        ...params,
-        Math.floor(beforeMs / 60_000),
-      ]);
-      return result.rowsChanged;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await connection.run('BEGIN TRANSACTION');
+          const result = await connection.run(`DELETE FROM events WHERE ${tenantWhere} AND dataset_id = ? AND ts < ?`, [...params, beforeMs]);
+          await connection.run(`DELETE FROM events_rollup WHERE ${tenantWhere} AND dataset_id = ? AND minute < ?`, [
+            ...params,
+            Math.floor(beforeMs / 60_000),
+          ]);
+          await connection.run('COMMIT');
+          return result.rowsChanged;
+        } catch (error) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          if (attempt >= 5 || !/conflict/i.test((error as Error).message)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+        }
+      }
     } finally {
       connection.closeSync();
     }
