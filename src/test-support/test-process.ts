@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
-/** A free TCP port on loopback. */
+/** A free TCP port on loopback (tests and bench/ alike). */
 export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
