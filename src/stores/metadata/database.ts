@@ -6,6 +6,7 @@ import { FifoSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { ReadMostlyCache } from './read-mostly.js';
+import { walChangeCounter } from './wal-change-counter.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -66,8 +67,9 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   const statements = withStatementCache(database);
   const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: statements }) });
   await migrate(db);
-  const dataVersion = database.prepare('PRAGMA data_version').pluck();
-  const cache = new ReadMostlyCache(() => `${statements.writes()}:${dataVersion.get() as number}`);
+  const otherCommits = walChangeCounter(database, file);
+  // Both counters only grow, so their sum moves whenever either does.
+  const cache = new ReadMostlyCache(() => statements.writes() + otherCommits.read());
   return {
     db,
     dialect: 'sqlite',
@@ -75,7 +77,10 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
     // An embedded file has no connection to lose.
     onConnectionLost: () => {},
     readMostly: (query) => cache.read(query, async () => (await db.executeQuery(query)).rows),
-    close: () => db.destroy(),
+    close: async () => {
+      otherCommits.close();
+      await db.destroy();
+    },
   };
 }
 

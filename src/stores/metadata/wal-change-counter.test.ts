@@ -1,0 +1,84 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { walChangeCounter } from './wal-change-counter.js';
+
+const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wal-counter-')), 'db.sqlite');
+
+function openWal(file: string): SQLite.Database {
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  return database;
+}
+
+/** A write by another process, as opsctl makes one beside the server; resolves once it has exited. */
+function writeFromAnotherProcess(file: string, value: number): Promise<void> {
+  const script = `const db = new (require('better-sqlite3'))(process.argv[1]); db.prepare('insert into t values (?)').run(Number(process.argv[2])); db.close();`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, file, String(value)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited with ${code}`))));
+  });
+}
+
+test('walChangeCounter moves on every commit by another connection or process, and only then', async () => {
+  const file = tempFile();
+  const database = openWal(file);
+  database.exec('create table t (v integer)');
+  const other = openWal(file);
+  const counter = walChangeCounter(database, file);
+  try {
+    const start = counter.read();
+    database.prepare('select count(*) from t').get();
+    other.prepare('select count(*) from t').get();
+    assert.equal(counter.read(), start, 'reads are not changes');
+
+    other.prepare('insert into t values (1)').run();
+    const afterOther = counter.read();
+    assert.notEqual(afterOther, start, 'a commit by another connection of this process');
+    assert.equal(counter.read(), afterOther, 'stays put while nothing is written');
+
+    await writeFromAnotherProcess(file, 2);
+    const afterProcess = counter.read();
+    assert.notEqual(afterProcess, afterOther, 'a commit by another process');
+
+    // A checkpoint that restarts the WAL, then a commit into the restarted WAL.
+    other.pragma('wal_checkpoint(RESTART)');
+    const beforeRestartCommit = counter.read();
+    await writeFromAnotherProcess(file, 3);
+    assert.notEqual(counter.read(), beforeRestartCommit, 'a commit after the WAL restarted');
+
+    // A transaction rolled back by the other connection changes nothing.
+    const beforeRollback = counter.read();
+    other.exec('begin immediate; insert into t values (4); rollback');
+    assert.equal(counter.read(), beforeRollback);
+    assert.equal((database.prepare('select count(*) as n from t').get() as { n: number }).n, 3);
+  } finally {
+    counter.close();
+    other.close();
+    database.close();
+  }
+});
+
+test('walChangeCounter falls back to PRAGMA data_version where there is no wal-index', () => {
+  const file = tempFile();
+  // A rollback-journal database has no -shm file to read.
+  const database = new SQLite(file);
+  database.exec('create table t (v integer)');
+  const other = new SQLite(file);
+  const counter = walChangeCounter(database, file);
+  try {
+    assert.equal(fs.existsSync(`${file}-shm`), false);
+    const start = counter.read();
+    other.prepare('insert into t values (1)').run();
+    assert.notEqual(counter.read(), start);
+  } finally {
+    counter.close();
+    other.close();
+    database.close();
+  }
+});
