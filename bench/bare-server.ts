@@ -1,9 +1,21 @@
-// The peer of bench/http.ts: a bare Fastify route answering a body of the same shape, with no
-// authentication, no database and no logging. What Fastify on this machine can do at most.
-import Fastify from 'fastify';
+// The peers of bench/http.ts, on the route and body shape of GET /v1/orgs/{id}/members.
+//   bare      a bare Fastify route: no authentication, no database, no logging, no schemas.
+//             What Fastify on this machine can do at most.
+//   contract  the same plus the least the contract asks of every authenticated request, each
+//             done the cheapest way we know: a request logger (pino, warn), the X-Request-Id
+//             header, declared schemas (params and query validated, body serialised), the token's
+//             SHA-256 looked up in a map, the three RateLimit headers, and one check of the SQLite
+//             change counter. No scopes, tenancy, cursors or rows: a floor, not a server.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import Fastify, { type FastifySchema, type onRequestHookHandler } from 'fastify';
+import { walChangeCounter } from '../src/stores/metadata/wal-change-counter.js';
 
 const port = Number(process.argv[2]);
-const app = Fastify({ logger: false });
+const contract = process.argv[3] === 'contract';
 const body = {
   members: [
     {
@@ -17,5 +29,64 @@ const body = {
   ],
   nextCursor: '',
 };
-app.get('/bare', async () => body);
-await app.listen({ port, host: '127.0.0.1' });
+
+if (!contract) {
+  const app = Fastify({ logger: false });
+  app.get('/bare', async () => body);
+  await app.listen({ port, host: '127.0.0.1' });
+} else {
+  let requests = 0;
+  const app = Fastify({ logger: { level: 'warn' }, genReqId: () => `req_${(requests++).toString(36)}`, requestIdHeader: false });
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-contract-')), 'metadata.sqlite');
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  const changes = walChangeCounter(database, file);
+  const tokens = new Map<string, { orgId: string }>();
+  const string = { type: 'string' };
+  const schema: FastifySchema = {
+    params: { type: 'object', properties: { orgId: { type: 'string', maxLength: 64 } }, required: ['orgId'] },
+    querystring: {
+      type: 'object',
+      properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 }, cursor: { type: 'string', maxLength: 4096 } },
+    },
+    response: {
+      200: {
+        type: 'object',
+        properties: {
+          members: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                ...{ id: string, name: string, email: string, avatar: string, joinedAt: string },
+                role: { type: 'object', properties: { id: string, name: string, isSystem: { type: 'boolean' } } },
+              },
+            },
+          },
+          nextCursor: string,
+        },
+      },
+    },
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
+  const authenticate: onRequestHookHandler = (request, reply, done) => {
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    if (!match) return done(new Error('no token'));
+    const hash = crypto.hash('sha256', match[1]!, 'hex');
+    // Any token is accepted (the bench's token is not known here); the lookup is what costs.
+    if (!tokens.has(hash)) tokens.set(hash, { orgId: 'x' });
+    if (!tokens.get(hash)) return done(new Error('unknown token'));
+    reply.header('RateLimit-Limit', 1_000_000);
+    reply.header('RateLimit-Remaining', 999_999);
+    reply.header('RateLimit-Reset', 0);
+    done();
+  };
+  app.get('/v1/orgs/:orgId/members', { schema, onRequest: authenticate }, async () => {
+    changes.read();
+    return body;
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+}

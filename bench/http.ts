@@ -1,5 +1,7 @@
 // npm run bench:http — throughput and latency of an authenticated GET /v1/orgs/{id}/members
-// against a bare Fastify route, both as their own process on this machine, in the same run.
+// against a bare Fastify route, each as its own process on this machine, in the same run; and a
+// third peer, the bare route plus the least the contract asks of a request (bench/bare-server.ts),
+// to show how much of the gap any implementation of the contract would have.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import autocannon from 'autocannon';
@@ -47,33 +49,41 @@ await ctx.close();
 
 const barePort = await freePort();
 const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' });
+const floorPort = await freePort();
+const floor = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(floorPort), 'contract'], { stdio: 'inherit' });
 const ours = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
 await new Promise((r) => setTimeout(r, 1000));
 
 const oursUrl = `${ours.apiUrl}/v1/orgs/${org.org_id}/members?limit=1`;
 const bareUrl = `http://127.0.0.1:${barePort}/bare`;
+const floorUrl = `http://127.0.0.1:${floorPort}/v1/orgs/${org.org_id}/members?limit=1`;
 const auth = { authorization: `Bearer ${token}` };
 // Warm both (JIT, SQLite page cache) before measuring; a failing server stops the bench here.
 try {
   await load(oursUrl, auth, ours.child.pid!, 2);
   await load(bareUrl, {}, bare.pid!, 2);
+  await load(floorUrl, auth, floor.pid!, 2);
 } catch (error) {
   await ours.stop();
   bare.kill('SIGTERM');
+  floor.kill('SIGTERM');
   throw error;
 }
 
 const oursRuns: Figures[] = [];
 const bareRuns: Figures[] = [];
+const floorRuns: Figures[] = [];
 try {
   for (let i = 0; i < rounds; i++) {
-    // Alternate so drift in machine load hits both alike.
+    // Alternate so drift in machine load hits all alike.
     bareRuns.push(await load(bareUrl, {}, bare.pid!));
+    floorRuns.push(await load(floorUrl, auth, floor.pid!));
     oursRuns.push(await load(oursUrl, auth, ours.child.pid!));
   }
 } finally {
   await ours.stop();
   bare.kill('SIGTERM');
+  floor.kill('SIGTERM');
 }
 
 const summary = (runs: Figures[]) => ({
@@ -84,11 +94,15 @@ const summary = (runs: Figures[]) => ({
 });
 const o = summary(oursRuns);
 const b = summary(bareRuns);
+const f = summary(floorRuns);
 console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, autocannon in the same process as this script, medians`);
 console.log(`machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
 console.log(`  bare Fastify route           ${fmt(b.rps).padStart(8)} req/s   p50 ${fmt(b.p50, 1)} ms   p99 ${fmt(b.p99, 1)} ms   server CPU ${fmt(b.cpu, 1)} µs/request`);
+console.log(`  bare + the contract's least  ${fmt(f.rps).padStart(8)} req/s   p50 ${fmt(f.p50, 1)} ms   p99 ${fmt(f.p99, 1)} ms   server CPU ${fmt(f.cpu, 1)} µs/request   (logger, schemas, token hash, 4 headers, change check)`);
 console.log(`  GET /v1/orgs/{id}/members    ${fmt(o.rps).padStart(8)} req/s   p50 ${fmt(o.p50, 1)} ms   p99 ${fmt(o.p99, 1)} ms   server CPU ${fmt(o.cpu, 1)} µs/request   (token lookup, scope, rate limit, SQLite query)`);
 console.log(`  ratio ours / bare            ${fmt((o.rps / b.rps) * 100, 1)}% of the throughput   (goal ≥ 70%)`);
+console.log(`  ratio floor / bare           ${fmt((f.rps / b.rps) * 100, 1)}%   (what the contract leaves any implementation here)`);
+console.log(`  ratio ours / floor           ${fmt((o.rps / f.rps) * 100, 1)}%`);
 // The client shares the machine's two cores and the host steals time: throughput swings between
 // runs; CPU per request is the steadier figure of what each server costs.
 console.log(`  CPU per request bare / ours  ${fmt((b.cpu / o.cpu) * 100, 1)}%`);
