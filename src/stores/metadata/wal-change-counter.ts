@@ -12,7 +12,7 @@ const headerBytes = 48;
  * other connections' writes.
  *
  * `PRAGMA data_version` answers the same question but opens and closes a read transaction to do
- * it: four fcntl lock calls, ~3.4 µs of CPU per request under load (perf, bench:http). A commit is
+ * it: two fcntl calls (strace), ~3.4 µs of CPU per request under load (perf, bench:http). A commit is
  * published by rewriting the wal-index header in the `-shm` file, which every connection maps
  * shared; one pread of those 48 bytes sees it (the page cache is the mapping). The header holds
  * a counter bumped on every commit and checkpoint restart, so a commit always changes it. A
