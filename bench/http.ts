@@ -21,6 +21,8 @@ interface Figures {
   p99: number;
   /** server CPU (user + system, all threads) per request, in µs */
   cpu: number;
+  /** the load generator's CPU per request (this process: autocannon runs in it), in µs */
+  clientCpu: number;
 }
 
 /** CPU time a process has used so far, in µs (Linux /proc; NaN elsewhere). */
@@ -35,9 +37,17 @@ function cpuMicros(pid: number): number {
 
 async function load(url: string, headers: Record<string, string>, pid: number, duration = seconds): Promise<Figures> {
   const before = cpuMicros(pid);
+  const clientBefore = process.cpuUsage();
   const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu: (cpuMicros(pid) - before) / result.requests.total };
+  const client = process.cpuUsage(clientBefore);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpu: (cpuMicros(pid) - before) / result.requests.total,
+    clientCpu: (client.user + client.system) / result.requests.total,
+  };
 }
 
 const dataDir = tempDir('bench-http-');
@@ -91,6 +101,7 @@ const summary = (runs: Figures[]) => ({
   p50: median(runs.map((r) => r.p50)),
   p99: median(runs.map((r) => r.p99)),
   cpu: median(runs.map((r) => r.cpu)),
+  clientCpu: median(runs.map((r) => r.clientCpu)),
 });
 const o = summary(oursRuns);
 const b = summary(bareRuns);
@@ -106,3 +117,11 @@ console.log(`  ratio ours / floor           ${fmt((o.rps / f.rps) * 100, 1)}%`);
 // The client shares the machine's two cores and the host steals time: throughput swings between
 // runs; CPU per request is the steadier figure of what each server costs.
 console.log(`  CPU per request bare / ours  ${fmt((b.cpu / o.cpu) * 100, 1)}%`);
+// What serving from every core could reach at best: the server's CPU per request plus the
+// client's (it shares the cores), spread perfectly over all cores at no cost. The client is
+// counted at its cheapest, as it runs against the bare route (it costs more against a slower
+// server, which finds it asleep more often and must wake it).
+const cores = (await import('node:os')).availableParallelism();
+const ceiling = (server: number) => (cores * 1e6) / (server + b.clientCpu);
+console.log(`  client (autocannon) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours`);
+console.log(`  ideal use of all ${cores} cores     ours ≤ ${fmt((ceiling(o.cpu) / b.rps) * 100, 1)}% of bare, floor ≤ ${fmt((ceiling(f.cpu) / b.rps) * 100, 1)}%   (${cores} cores / (server + client CPU per request))`);
