@@ -1,14 +1,12 @@
 // The peers of bench/http.ts, on the route and body shape of GET /v1/orgs/{id}/members.
 //   bare      a bare Fastify route: no authentication, no database, no logging, no schemas.
 //             What Fastify on this machine can do at most.
-//   contract  the same plus the least the contract asks of every authenticated request, each
+//   contract  (argv: PORT contract DIR) the same plus the least the contract asks of every authenticated request, each
 //             done the cheapest way we know: a request logger (pino, warn), the X-Request-Id
 //             header, declared schemas (params and query validated, body serialised), the token's
 //             SHA-256 looked up in a map, the three RateLimit headers, and one check of the SQLite
 //             change counter. No scopes, tenancy, cursors or rows: a floor, not a server.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import Fastify, { type FastifySchema, type onRequestHookHandler } from 'fastify';
@@ -37,7 +35,8 @@ if (!contract) {
 } else {
   let requests = 0;
   const app = Fastify({ logger: { level: 'warn' }, genReqId: () => `req_${(requests++).toString(36)}`, requestIdHeader: false });
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-contract-')), 'metadata.sqlite');
+  // The directory is bench/http.ts's, which removes it afterwards.
+  const file = path.join(process.argv[4]!, 'metadata.sqlite');
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   const changes = walChangeCounter(database, file);

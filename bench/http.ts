@@ -4,6 +4,7 @@
 // to show how much of the gap any implementation of the contract would have.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
@@ -60,7 +61,8 @@ await ctx.close();
 const barePort = await freePort();
 const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' });
 const floorPort = await freePort();
-const floor = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(floorPort), 'contract'], { stdio: 'inherit' });
+const floorDir = tempDir('bench-http-floor-');
+const floor = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(floorPort), 'contract', floorDir], { stdio: 'inherit' });
 const ours = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
 await new Promise((r) => setTimeout(r, 1000));
 
@@ -68,22 +70,14 @@ const oursUrl = `${ours.apiUrl}/v1/orgs/${org.org_id}/members?limit=1`;
 const bareUrl = `http://127.0.0.1:${barePort}/bare`;
 const floorUrl = `http://127.0.0.1:${floorPort}/v1/orgs/${org.org_id}/members?limit=1`;
 const auth = { authorization: `Bearer ${token}` };
-// Warm both (JIT, SQLite page cache) before measuring; a failing server stops the bench here.
-try {
-  await load(oursUrl, auth, ours.child.pid!, 2);
-  await load(bareUrl, {}, bare.pid!, 2);
-  await load(floorUrl, auth, floor.pid!, 2);
-} catch (error) {
-  await ours.stop();
-  bare.kill('SIGTERM');
-  floor.kill('SIGTERM');
-  throw error;
-}
-
 const oursRuns: Figures[] = [];
 const bareRuns: Figures[] = [];
 const floorRuns: Figures[] = [];
 try {
+  // Warm all three (JIT, SQLite page cache) before measuring; a failing server stops the bench here.
+  await load(oursUrl, auth, ours.child.pid!, 2);
+  await load(bareUrl, {}, bare.pid!, 2);
+  await load(floorUrl, auth, floor.pid!, 2);
   for (let i = 0; i < rounds; i++) {
     // Alternate so drift in machine load hits all alike.
     bareRuns.push(await load(bareUrl, {}, bare.pid!));
@@ -94,6 +88,8 @@ try {
   await ours.stop();
   bare.kill('SIGTERM');
   floor.kill('SIGTERM');
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(floorDir, { recursive: true, force: true });
 }
 
 const summary = (runs: Figures[]) => ({
@@ -107,7 +103,7 @@ const o = summary(oursRuns);
 const b = summary(bareRuns);
 const f = summary(floorRuns);
 console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, autocannon in the same process as this script, medians`);
-console.log(`machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
+console.log(`machine: ${os.cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
 console.log(`  bare Fastify route           ${fmt(b.rps).padStart(8)} req/s   p50 ${fmt(b.p50, 1)} ms   p99 ${fmt(b.p99, 1)} ms   server CPU ${fmt(b.cpu, 1)} µs/request`);
 console.log(`  bare + the contract's least  ${fmt(f.rps).padStart(8)} req/s   p50 ${fmt(f.p50, 1)} ms   p99 ${fmt(f.p99, 1)} ms   server CPU ${fmt(f.cpu, 1)} µs/request   (logger, schemas, token hash, 4 headers, change check)`);
 console.log(`  GET /v1/orgs/{id}/members    ${fmt(o.rps).padStart(8)} req/s   p50 ${fmt(o.p50, 1)} ms   p99 ${fmt(o.p99, 1)} ms   server CPU ${fmt(o.cpu, 1)} µs/request   (token lookup, scope, rate limit, SQLite query)`);
@@ -121,7 +117,7 @@ console.log(`  CPU per request bare / ours  ${fmt((b.cpu / o.cpu) * 100, 1)}%`);
 // client's (it shares the cores), spread perfectly over all cores at no cost. The client is
 // counted at its cheapest, as it runs against the bare route (it costs more against a slower
 // server, which finds it asleep more often and must wake it).
-const cores = (await import('node:os')).availableParallelism();
+const cores = os.availableParallelism();
 const ceiling = (server: number) => (cores * 1e6) / (server + b.clientCpu);
 console.log(`  client (autocannon) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours`);
 console.log(`  ideal use of all ${cores} cores     ours ≤ ${fmt((ceiling(o.cpu) / b.rps) * 100, 1)}% of bare, floor ≤ ${fmt((ceiling(f.cpu) / b.rps) * 100, 1)}%   (${cores} cores / (server + client CPU per request))`);

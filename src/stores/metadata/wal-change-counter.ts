@@ -6,6 +6,11 @@ const walIndexVersion = 3007000;
 /** The first copy of the header: iVersion, iChange, mxFrame, nPage, salts and checksums. */
 const headerBytes = 48;
 
+export interface ChangeCounter {
+  read(): number;
+  close(): void;
+}
+
 /**
  * A number that moves whenever any connection, in this process or another (opsctl, a second
  * server), commits to a SQLite database in WAL mode; ReadMostlyCache's half of the stamp for
@@ -23,11 +28,6 @@ const headerBytes = 48;
  * lock, so SQLite never deletes and recreates the file under this descriptor. Where the file is
  * missing or its format is not the one described above, `PRAGMA data_version` is used instead.
  */
-export interface ChangeCounter {
-  read(): number;
-  close(): void;
-}
-
 export function walChangeCounter(database: SQLite.Database, file: string): ChangeCounter {
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
   const pragma: ChangeCounter = { read: () => dataVersion.get() as number, close: () => {} };
