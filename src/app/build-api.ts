@@ -4,7 +4,10 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import type { Api } from '../http/types.js';
-import { installErrorHandling } from '../errors/error-handler.js';
+import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
+import { redactingLogger } from '../http/redact.js';
+import { exactBodyValidation } from '../http/validation.js';
+import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
 import { authPlugin } from '../auth/auth-plugin.js';
 import { TokenLookup } from '../auth/token-lookup.js';
@@ -30,13 +33,18 @@ const jsonBodyLimit = 1024 * 1024;
 
 export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Api> {
   const app = Fastify({
-    logger: options.logger,
+    // Tokens put in a URL by mistake (?token=…) are redacted from every logged URL and error.
+    logger: redactingLogger(options.logger),
     genReqId: () => newId.request(),
     // Client-chosen request ids would let a caller forge log lines; ours are always fresh.
     requestIdHeader: false,
     bodyLimit: jsonBodyLimit,
     trustProxy: false,
-    return503OnClosing: true,
+    // Fastify's own 503 during shutdown is outside the envelope; answer503WhileClosing sends ours.
+    return503OnClosing: false,
+    // Malformed URLs, oversized headers, timeouts: the envelope too, from whatever layer.
+    ...envelopeOptions({ maxHeaderBytes: maxHeaderSize }),
+    schemaController: exactBodyValidation(),
     // A body field the endpoint does not know is refused (400 naming it), not dropped without a
     // word: a misspelt `retention_dayz` must not answer 200 having changed nothing.
     ajv: { customOptions: { removeAdditional: false } },
@@ -48,6 +56,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     done();
   });
   installErrorHandling(app, { bodyLimit: jsonBodyLimit });
+  answer503WhileClosing(app);
   // JSON is the only body our JSON endpoints take; anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
 

@@ -9,6 +9,7 @@ import { loadSecretKey } from '../shared/secret-key.js';
 import { OrgService } from '../orgs/org-service.js';
 import { MembersService } from '../members/members-service.js';
 import { TokenService } from '../tokens/token-service.js';
+import { preparePrivateDataDir } from '../shared/private-data-dir.js';
 
 /**
  * Everything the server and opsctl share: stores and services, built once from the
@@ -38,6 +39,7 @@ export interface AppContext {
 
 export async function createContext(config: Config, clock: Clock, role: ProcessRole): Promise<AppContext> {
   const plans = PlanCatalogue.load(config.plansFile);
+  preparePrivateDataDir(config.dataDir);
   const metadata = await openMetadataStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cursors = new CursorCodec(loadSecretKey(config.secretKey, config.dataDir));
   const { db } = metadata;
