@@ -1,6 +1,6 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import cors from '@fastify/cors';
-import swagger from '@fastify/swagger';
+import { openApiDocument, registerOpenApi } from '../http/openapi.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import type { Api } from '../http/types.js';
@@ -88,14 +88,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     (route.schema as Record<string, unknown>)['x-required-scope'] = scope;
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'opsplatform API', version: '1.0.0', description: 'Operations platform for game servers.' },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'ops_live_… or ops_test_… API token' } } },
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
+  await registerOpenApi(app);
 
   const tokens = new TokenLookup(
     ctx.metadata.db,
@@ -112,10 +105,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   await app.register(
     async (v1: Api) => {
       // The bound address is known only after listen (port 0 in tests), so servers is set here.
-      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => ({
-        ...app.swagger(),
-        servers: [{ url: ctx.config.publicUrl }],
-      }));
+      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => openApiDocument(app, ctx.config.publicUrl));
       registerMemberRoutes(v1, ctx);
       registerTokenRoutes(v1, ctx);
       registerUsageRoutes(v1, ctx);

@@ -19,6 +19,25 @@ const IngestResult = Type.Object({
   ),
 });
 
+/** One event as sent (DECISIONS §9); documented only, the handler checks each event itself. */
+const IngestEvent = Type.Object(
+  {
+    ts: Type.Optional(Type.Union([Type.String({ description: 'ISO 8601 date-time' }), Type.Integer({ minimum: 0, description: 'epoch milliseconds' })], { description: 'Default: now.' })),
+    severity: Type.Optional(
+      Type.Union([Type.String({ examples: ['info'] }), Type.Integer({ minimum: 0, maximum: 24 })], {
+        description: 'debug, info, warn, error, fatal (any case), an alias (warning, critical…) or an OpenTelemetry severity number. Default: default_severity of the dataset.',
+      }),
+    ),
+    event: Type.Optional(Type.String()),
+    actor: Type.Optional(Type.String()),
+    source: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String()),
+    payload: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    event_id: Type.Optional(Type.String({ format: 'uuid', description: 'A retried event with the same id is stored once.' })),
+  },
+  { additionalProperties: true, description: 'An event. Other top-level keys move into payload.' },
+);
+
 /** Reads the raw (possibly gzip) body, stopping at the limit measured after decompression. */
 function readBody(request: { headers: Record<string, string | string[] | undefined> }, payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
   const limit = ingestLimits.bodyBytes;
@@ -69,6 +88,25 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<voi
             'Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, ' +
             '10,000 events, 256 KB per event. The first ingest creates the dataset; past the plan cap events go to `default`.',
           params: Type.Object({ name: Type.String({ pattern: datasetNamePattern }) }),
+          // Documented only: the raw body is read by this scope's parser (gzip, limits) and
+          // parsed event by event in the handler, so one bad event fails alone, never by Ajv.
+          unvalidated: {
+            body: {
+              content: {
+                'application/json': {
+                  schema: Type.Union([Type.Array(IngestEvent, { maxItems: 10_000 }), IngestEvent], {
+                    description: 'An array of events, or one event.',
+                  }),
+                },
+                'application/x-ndjson': { schema: Type.String({ description: 'One JSON event per line.' }) },
+              },
+            },
+            headers: Type.Object({
+              'Content-Encoding': Type.Optional(
+                Type.Union([Type.Literal('gzip'), Type.Literal('identity')], { description: 'gzip: the body is gzip-compressed (limits apply after decompression).' }),
+              ),
+            }),
+          },
           response: { 200: IngestResult },
         },
       },

@@ -42,6 +42,18 @@ export async function registerMultipartUpload(app: Api, ctx: AppContext): Promis
         tags: ['media'],
         summary: 'Upload a file (multipart/form-data: part `file`, fields `folder`, `tags`)',
         consumes: ['multipart/form-data'],
+        // Documented only: the parts are streamed and checked by the handler, never by Ajv.
+        unvalidated: {
+          body: Type.Object({
+            file: Type.String({ format: 'binary', description: 'The file; the part must declare its Content-Type (e.g. image/png).' }),
+            folder: Type.Optional(Type.String({ maxLength: 256, description: 'Folder to file it under.' })),
+            tags: Type.Optional(
+              Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 20 })], {
+                description: 'Tags: repeat the field, or send one comma-separated list (at most 20, each 1 to 64 characters).',
+              }),
+            ),
+          }),
+        },
         response: { 201: Type.Ref('File') },
       },
     },
