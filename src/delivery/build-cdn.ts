@@ -1,6 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../app/context.js';
+import { maxHeaderSize } from 'node:http';
 import { newId } from '../shared/ids.js';
+import { redactingLogger } from '../http/redact.js';
+import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 
 /** A capability that serves public content on the delivery listener. */
 export type DeliveryRegistrar = (cdn: FastifyInstance, ctx: AppContext) => void | Promise<void>;
@@ -10,9 +13,21 @@ export type DeliveryRegistrar = (cdn: FastifyInstance, ctx: AppContext) => void 
  * routes, so uploaded content never runs with the API's origin.
  */
 export async function buildCdn(ctx: AppContext, logger: FastifyServerOptions['logger'], registrars: DeliveryRegistrar[]): Promise<FastifyInstance> {
-  const cdn = Fastify({ logger, genReqId: () => newId.request(), requestIdHeader: false, return503OnClosing: true });
+  const cdn = Fastify({
+    logger: redactingLogger(logger),
+    genReqId: () => newId.request(),
+    requestIdHeader: false,
+    // Errors here are the API's envelope too (answer503WhileClosing replaces Fastify's own 503).
+    return503OnClosing: false,
+    ...envelopeOptions({ maxHeaderBytes: maxHeaderSize }),
+  });
+  cdn.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
+  installErrorHandling(cdn, { bodyLimit: cdn.initialConfig.bodyLimit ?? 1024 * 1024, notFound: 'no file at this address' });
+  answer503WhileClosing(cdn);
   cdn.get('/healthz', async () => ({ ok: true }));
   for (const register of registrars) await register(cdn, ctx);
-  cdn.setNotFoundHandler((_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found'));
   return cdn;
 }

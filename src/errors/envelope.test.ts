@@ -74,6 +74,20 @@ describe('every error is the envelope, from any layer', () => {
     assert.match(res.headers, new RegExp(`x-request-id: ${error.request_id}`, 'i'));
   });
 
+  test('the delivery listener answers its errors in the envelope too', async () => {
+    const missing = await fetch(`${s.cdnUrl}/fedcba9876543210fedcba9876543210/missing.png`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('cache-control'), 'no-store');
+    const error = assertEnvelope(await missing.text(), 'not_found');
+    assert.equal(error.request_id, missing.headers.get('x-request-id'));
+    const unknown = await fetch(`${s.cdnUrl}/nothing`);
+    assert.equal(unknown.status, 404);
+    assertEnvelope(await unknown.text(), 'not_found');
+    const overflow = await raw(s.cdnUrl, `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.equal(overflow.status, 413, overflow.headers);
+    assertEnvelope(overflow.body, 'too_large');
+  });
+
   test('a token in the URL is never logged nor echoed in an error body', async () => {
     const inQuery = await s.request('GET', `/nothing?token=${leakedToken}`, { token: null });
     assert.equal(inQuery.status, 404);

@@ -95,6 +95,8 @@ function clientWentAway(error: { code?: string; message?: string }, request: Fas
 export interface ErrorHandlerOptions {
   /** Body limit of the instance, reported as `limit` on too_large. */
   bodyLimit: number;
+  /** The not_found message for an unknown path (default: `no endpoint METHOD /path`). */
+  notFound?: string;
 }
 
 /** Logs one failure at the level it deserves: only a fault of ours (500, 503) is an error with a stack. */
@@ -122,7 +124,7 @@ export function installErrorHandling(app: FastifyInstance, options: ErrorHandler
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new AppError('not_found', `no endpoint ${request.method} ${request.url.split('?')[0]}`)),
+    sendError(request, reply, new AppError('not_found', options.notFound ?? `no endpoint ${request.method} ${request.url.split('?')[0]}`)),
   );
 }
 

@@ -3,8 +3,12 @@ import type { AppContext } from '../app/context.js';
 import { mediaOf } from './services.js';
 import { contentDisposition, storageKeyPattern } from './names.js';
 import { parseRange } from './range.js';
+import { AppError } from '../errors/app-error.js';
+import { sendError } from '../errors/error-handler.js';
 
-const notFound = (reply: FastifyReply) => reply.code(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').send('not found');
+/** The envelope like every other error; never cached, so a file restored later is served. */
+const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+  sendError(request, reply.header('cache-control', 'no-store'), new AppError('not_found', 'no file at this address (never uploaded, purged or blocked)'));
 
 /** True when an If-None-Match list names this ETag (weak comparison, RFC 9110 §13.1.2). */
 const matches = (header: string | undefined, etag: string) =>
@@ -18,10 +22,10 @@ const matches = (header: string | undefined, etag: string) =>
 export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
   const handler = async (request: FastifyRequest<{ Params: { token: string; name: string } }>, reply: FastifyReply) => {
     const key = `${request.params.token}/${request.params.name}`;
-    if (!storageKeyPattern.test(key)) return notFound(reply);
+    if (!storageKeyPattern.test(key)) return notFound(request, reply);
     const media = mediaOf(ctx);
     const row = await media.files.byKeyForDelivery(key);
-    if (!row || row.abuse_status === 'blocked') return notFound(reply);
+    if (!row || row.abuse_status === 'blocked') return notFound(request, reply);
     const size = Number(row.size);
     const etag = `"${row.sha256}"`;
     reply.headers({
@@ -36,7 +40,10 @@ export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
     const ifRange = request.headers['if-range'];
     const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : ({ kind: 'none' } as const);
     if (range.kind === 'unsatisfiable') {
-      return reply.code(416).header('content-range', `bytes */${size}`).type('text/plain; charset=utf-8').send('range not satisfiable');
+      // 416 with Content-Range is what range clients (video players) act on; the body is the envelope.
+      reply.header('content-range', `bytes */${size}`).removeHeader('content-disposition');
+      const error = new AppError('bad_request', `range not satisfiable: the file has ${size} bytes`);
+      return reply.code(416).type('application/json; charset=utf-8').send(JSON.stringify({ error: { code: error.code, message: error.message, request_id: request.id } }));
     }
     const part = range.kind === 'range' ? range.range : undefined;
     reply.type(row.content_type).header('content-length', part ? part.end - part.start + 1 : size);
@@ -44,7 +51,10 @@ export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
     if (request.method === 'HEAD') return reply.send();
     const body = await media.blobs.get(row.key, part);
     // A record whose blob is gone is mid-purge: the same answer as after the purge.
-    if (!body) return notFound(reply.removeHeader('etag').removeHeader('cache-control'));
+    if (!body) {
+      for (const name of ['etag', 'accept-ranges', 'content-disposition', 'last-modified', 'content-length', 'content-range']) reply.removeHeader(name);
+      return notFound(request, reply.code(404));
+    }
     return reply.send(body);
   };
   // HEAD is ours rather than Fastify's automatic one, which would open and read the blob.
