@@ -6,6 +6,7 @@ import { buildApi } from './app/build-api.js';
 import { buildCdn } from './delivery/build-cdn.js';
 import { capabilities } from './app/capabilities.js';
 import type { Api } from './http/types.js';
+import { limitConnections } from './http/server-limits.js';
 
 export interface RunningServer {
   api: Api;
@@ -43,6 +44,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       readiness: capabilities.flatMap((c) => (c.readiness ? [() => c.readiness!(ctx)] : [])),
     });
     cdn = await buildCdn(ctx, logger, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
+    limitConnections(api.server, config, api.log, 'api');
+    limitConnections(cdn.server, config, cdn.log, 'cdn');
     const log = api.log;
     ctx.metadata.onConnectionLost((error) => log.warn({ err: error }, 'a PostgreSQL connection was closed by the server; the pool opens a new one on next use'));
     const apiUrl = await api.listen({ port: config.port, host: config.host });

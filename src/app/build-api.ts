@@ -7,6 +7,7 @@ import type { Api } from '../http/types.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 import { redactingLogger } from '../http/redact.js';
 import { exactBodyValidation } from '../http/validation.js';
+import { listenerOptions } from '../http/server-limits.js';
 import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
 import { authPlugin } from '../auth/auth-plugin.js';
@@ -45,6 +46,8 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     // Malformed URLs, oversized headers, timeouts: the envelope too, from whatever layer.
     ...envelopeOptions({ maxHeaderBytes: maxHeaderSize }),
     schemaController: exactBodyValidation(),
+    // Header, request, idle and keep-alive timeouts (OPS_*_TIMEOUT_MS).
+    ...listenerOptions(ctx.config),
     // A body field the endpoint does not know is refused (400 naming it), not dropped without a
     // word: a misspelt `retention_dayz` must not answer 200 having changed nothing.
     ajv: { customOptions: { removeAdditional: false } },

@@ -31,12 +31,49 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
   [{ OPS_BLOB_URL: 's3://bucket/prefix' }, 'OPS_BLOB_URL'],
   [{ OPS_BLOB_URL: 'ftp://host/blobs' }, 'OPS_BLOB_URL'],
+  [{ OPS_HEADERS_TIMEOUT_MS: 'soon' }, 'OPS_HEADERS_TIMEOUT_MS'],
+  [{ OPS_HEADERS_TIMEOUT_MS: '0' }, 'OPS_HEADERS_TIMEOUT_MS'],
+  [{ OPS_REQUEST_TIMEOUT_MS: '-1' }, 'OPS_REQUEST_TIMEOUT_MS'],
+  [{ OPS_IDLE_TIMEOUT_MS: '1.5' }, 'OPS_IDLE_TIMEOUT_MS'],
+  [{ OPS_KEEPALIVE_TIMEOUT_MS: '0' }, 'OPS_KEEPALIVE_TIMEOUT_MS'],
+  [{ OPS_MAX_CONNECTIONS: '0' }, 'OPS_MAX_CONNECTIONS'],
+  [{ OPS_MAX_CONNECTIONS: 'many' }, 'OPS_MAX_CONNECTIONS'],
 ];
 for (const [env, variable] of bad) {
   test(`a bad ${variable} (${Object.values(env)[0]}) is refused naming the variable`, () => {
     assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable));
   });
 }
+
+test('connection limits: defaults leave room for slow uploads and live tail heartbeats', () => {
+  const config = loadConfig({});
+  assert.equal(config.headersTimeoutMs, 30_000);
+  assert.equal(config.requestTimeoutMs, 3_600_000);
+  assert.equal(config.idleTimeoutMs, 60_000);
+  assert.equal(config.keepAliveTimeoutMs, 72_000);
+  assert.equal(config.maxConnections, 10_000);
+  // Unset, the idle timeout follows a longer heartbeat rather than cutting tail streams.
+  assert.equal(loadConfig({ OPS_TAIL_HEARTBEAT_MS: '60000' }).idleTimeoutMs, 120_000);
+  // 0 switches the whole-request and idle timeouts off.
+  const off = loadConfig({ OPS_REQUEST_TIMEOUT_MS: '0', OPS_IDLE_TIMEOUT_MS: '0', OPS_HEADERS_TIMEOUT_MS: '120000' });
+  assert.deepEqual([off.requestTimeoutMs, off.idleTimeoutMs, off.headersTimeoutMs], [0, 0, 120_000]);
+});
+
+test('a headers timeout longer than the request timeout is refused naming OPS_HEADERS_TIMEOUT_MS', () => {
+  assert.throws(
+    () => loadConfig({ OPS_REQUEST_TIMEOUT_MS: '10000', OPS_HEADERS_TIMEOUT_MS: '20000' }),
+    (error: unknown) => error instanceof ConfigError && error.variable === 'OPS_HEADERS_TIMEOUT_MS' && /OPS_REQUEST_TIMEOUT_MS/.test(error.message),
+  );
+});
+
+test('an idle timeout shorter than two tail heartbeats is refused naming OPS_IDLE_TIMEOUT_MS', () => {
+  assert.throws(
+    () => loadConfig({ OPS_IDLE_TIMEOUT_MS: '20000' }),
+    (error: unknown) => error instanceof ConfigError && error.variable === 'OPS_IDLE_TIMEOUT_MS' && /OPS_TAIL_HEARTBEAT_MS \(15000\)/.test(error.message),
+  );
+  assert.equal(loadConfig({ OPS_IDLE_TIMEOUT_MS: '30000' }).idleTimeoutMs, 30_000);
+  assert.equal(loadConfig({ OPS_IDLE_TIMEOUT_MS: '500', OPS_TAIL_HEARTBEAT_MS: '100' }).idleTimeoutMs, 500);
+});
 
 test('features and CORS origins are comma lists', () => {
   const config = loadConfig({ OPS_FEATURES: 'logs, cases', OPS_CORS_ORIGINS: 'https://a.example, https://b.example' });

@@ -33,6 +33,16 @@ export interface Config {
   rateLimitBurst: number;
   /** How long a looked-up token is trusted before the database is asked again. */
   authCacheMs: number;
+  /** Both listeners (src/http/server-limits.ts): time allowed for a request's line and headers. */
+  headersTimeoutMs: number;
+  /** Time allowed to receive a whole request, body included; 0 for none. */
+  requestTimeoutMs: number;
+  /** A connection with nothing received or sent for this long mid-request is closed; 0 for never. */
+  idleTimeoutMs: number;
+  /** How long a kept-alive connection may wait for its next request. */
+  keepAliveTimeoutMs: number;
+  /** Open connections per listener; more are closed as soon as they are accepted. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -100,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('OPS_LOG_LEVEL', `unknown level "${logLevel}"`);
   }
+  const tailHeartbeatMs = integer(env, 'OPS_TAIL_HEARTBEAT_MS', 15_000, 10, 3_600_000);
   return {
     port,
     cdnPort,
@@ -115,7 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: (env.OPS_CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     features,
     logLevel,
-    tailHeartbeatMs: integer(env, 'OPS_TAIL_HEARTBEAT_MS', 15_000, 10, 3_600_000),
+    tailHeartbeatMs,
     tailIdleTimeoutMs: integer(env, 'OPS_TAIL_IDLE_TIMEOUT_MS', 300_000, 10, 86_400_000),
     tailPollMs: integer(env, 'OPS_TAIL_POLL_MS', 1_000, 5, 60_000),
     schemaCacheTtlMs: integer(env, 'OPS_SCHEMA_CACHE_TTL_MS', 300_000, 0, 86_400_000),
@@ -123,5 +134,35 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'OPS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
+    ...connectionLimits(env, tailHeartbeatMs),
+  };
+}
+
+type ConnectionLimits = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
+
+/**
+ * Timeouts and the connection bound of both listeners. The idle timeout is what frees a
+ * stalled upload (a whole-request timeout long enough for a slow 500 MB upload is no help);
+ * live tail streams stay open by writing a heartbeat, so it must leave room for two of them.
+ */
+function connectionLimits(env: Env, tailHeartbeatMs: number): ConnectionLimits {
+  const requestTimeoutMs = integer(env, 'OPS_REQUEST_TIMEOUT_MS', 3_600_000, 0, 86_400_000);
+  const headersTimeoutMs = integer(env, 'OPS_HEADERS_TIMEOUT_MS', 30_000, 10, 3_600_000);
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('OPS_HEADERS_TIMEOUT_MS', `must not exceed OPS_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`);
+  }
+  const idleTimeoutMs = integer(env, 'OPS_IDLE_TIMEOUT_MS', Math.max(60_000, 2 * tailHeartbeatMs), 0, 86_400_000);
+  if (idleTimeoutMs > 0 && idleTimeoutMs < 2 * tailHeartbeatMs) {
+    throw new ConfigError(
+      'OPS_IDLE_TIMEOUT_MS',
+      `must be 0 or at least twice OPS_TAIL_HEARTBEAT_MS (${tailHeartbeatMs}), or live tail streams would be cut between heartbeats; got ${idleTimeoutMs}`,
+    );
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    idleTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'OPS_KEEPALIVE_TIMEOUT_MS', 72_000, 10, 3_600_000),
+    maxConnections: integer(env, 'OPS_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
   };
 }

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { AppContext } from '../app/context.js';
 import { maxHeaderSize } from 'node:http';
 import { newId } from '../shared/ids.js';
+import { listenerOptions } from '../http/server-limits.js';
 import { redactingLogger } from '../http/redact.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 
@@ -20,6 +21,8 @@ export async function buildCdn(ctx: AppContext, logger: FastifyServerOptions['lo
     // Errors here are the API's envelope too (answer503WhileClosing replaces Fastify's own 503).
     return503OnClosing: false,
     ...envelopeOptions({ maxHeaderBytes: maxHeaderSize }),
+    // Header, request, idle and keep-alive timeouts (OPS_*_TIMEOUT_MS).
+    ...listenerOptions(ctx.config),
   });
   cdn.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);

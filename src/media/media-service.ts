@@ -71,12 +71,16 @@ export class MediaService {
     const key = newStorageKey(incoming.originalName);
     const reservation = await this.reservations.reserve(tenant.orgId, plan, key, reserved);
     const inspector = new Inspector({ declared, limitFor, oversizeCode: incoming.oversizeCode });
-    // allSettled, not all: the temp file must be gone before the error is answered.
-    const results = await Promise.allSettled([pipeline(incoming.body, inspector), this.put(key, inspector)]);
-    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (failures.length) {
+    // allSettled, not all: the temp file must be gone before the error is answered. A write
+    // that fails before reading everything destroys the inspector, so the read cannot hang.
+    const writing = this.blobs.put(key, inspector).catch((error: unknown) => {
+      inspector.destroy();
+      throw error;
+    });
+    const [read, write] = await Promise.allSettled([pipeline(incoming.body, inspector), writing]);
+    if (read.status === 'rejected' || write.status === 'rejected') {
       await this.reservations.release(reservation);
-      throw failures.find((e) => e instanceof AppError) ?? failures[0];
+      throw uploadFailure(read, write);
     }
     const size = inspector.size;
     const abort = async () => {
@@ -129,16 +133,6 @@ export class MediaService {
     };
   }
 
-  /** The blob write; a storage failure (not a client's) is 503 storage_error. */
-  private async put(key: string, body: Readable): Promise<void> {
-    try {
-      await this.blobs.put(key, body);
-    } catch (error) {
-      if (error instanceof AppError || isStreamAbort(error)) throw error;
-      throw Object.assign(storageError(), { cause: error });
-    }
-  }
-
   async get(tenant: Tenant, id: string): Promise<FileView> {
     const row = await this.files.get(tenant, id);
     if (!row) throw notFound(`no file ${id}`);
@@ -184,7 +178,18 @@ export class MediaService {
   }
 }
 
-const isStreamAbort = (error: unknown) => {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'FST_REQ_FILE_TOO_LARGE' || (error as Error)?.name === 'PrematureCloseError';
-};
+/**
+ * Which side failed an upload. The inspector's verdicts (413, 415) are AppErrors. A failure of
+ * the body itself (malformed multipart, a client gone or cut off by a timeout) reaches the blob
+ * write as the very same error, through the inspector the pipeline destroyed with it: that is
+ * the client's, rethrown as is for the route to answer. Only a write that failed on its own is
+ * 503 storage_error: a client must not be told to retry a request that cannot succeed.
+ */
+function uploadFailure(read: PromiseSettledResult<unknown>, write: PromiseSettledResult<unknown>): unknown {
+  const readError = read.status === 'rejected' ? (read.reason as unknown) : undefined;
+  const writeError = write.status === 'rejected' ? (write.reason as unknown) : undefined;
+  const verdict = [readError, writeError].find((e) => e instanceof AppError);
+  if (verdict) return verdict;
+  if (readError !== undefined && (writeError === undefined || writeError === readError)) return readError;
+  return Object.assign(storageError(), { cause: writeError });
+}

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import type { TestServer } from '../test-support/test-server.js';
 
@@ -18,6 +19,7 @@ export interface SendResult {
   body: any;
   /** Bytes of the request body written when the response arrived. */
   sentWhenAnswered: number;
+  retryAfter?: string;
 }
 
 /**
@@ -40,7 +42,8 @@ export function send(s: TestServer, m: { body: Buffer; contentType: string }, op
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, sentWhenAnswered });
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, sentWhenAnswered, retryAfter });
         req.destroy();
       });
     });
@@ -80,3 +83,32 @@ export async function eventually(check: () => Promise<void> | void, timeoutMs = 
     }
   }
 }
+
+/** A raw TCP connection to a listener, for requests no HTTP client would send (stalls, cut bodies). */
+export interface RawConnection {
+  socket: net.Socket;
+  /** Everything the server sent so far. */
+  received(): string;
+  /** Resolves with Date.now() when the connection closes. */
+  closed: Promise<number>;
+}
+
+export async function rawConnection(baseUrl: string): Promise<RawConnection> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = net.connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  socket.on('error', () => {}); // a reset is one way of being closed
+  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+  return { socket, received: () => text, closed };
+}
+
+/** The request line and headers of a multipart POST /v1/media declaring `contentLength`. */
+export const uploadHead = (token: string, boundary: string, contentLength: number, extra = '') =>
+  `POST /v1/media HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n${extra}` +
+  `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${contentLength}\r\n\r\n`;
+
+/** The head of a multipart `file` part holding a PNG. */
+export const pngPartHead = (boundary: string) =>
+  `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`;

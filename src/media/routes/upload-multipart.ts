@@ -6,6 +6,7 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
 import { mediaOf } from '../services.js';
 import { watchFilePartHeaders } from '../part-headers.js';
+import { malformedMultipart } from '../multipart-errors.js';
 import { checkFolder, checkTags } from '../fields.js';
 import type { StoredFile } from '../media-service.js';
 import type { IncomingMessage } from 'node:http';
@@ -66,8 +67,10 @@ export async function registerMultipartUpload(app: Api, ctx: AppContext): Promis
       let stored: StoredFile | undefined;
       let folder: string | undefined;
       const tags: string[] = [];
+      let sawPart = false;
       try {
         for await (const part of request.parts()) {
+          sawPart = true;
           if (part.type === 'field') {
             if (part.fieldname === 'folder') folder = String(part.value);
             else if (part.fieldname === 'tags') tags.push(String(part.value));
@@ -97,7 +100,7 @@ export async function registerMultipartUpload(app: Api, ctx: AppContext): Promis
       } catch (error) {
         await stored?.abort();
         if (!request.raw.complete) lingerThenClose(request.raw);
-        throw error;
+        throw malformedMultipart(error, sawPart) ?? error;
       }
     },
   );
