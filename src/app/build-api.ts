@@ -7,13 +7,13 @@ import type { Api } from '../http/types.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 import { redactingLogger } from '../http/redact.js';
 import { exactBodyValidation } from '../http/validation.js';
-import { listenerOptions } from '../http/server-limits.js';
 import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
 import { authPlugin } from '../auth/auth-plugin.js';
 import { TokenLookup } from '../auth/token-lookup.js';
 import { RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
+import { listenerOptions } from '../http/server-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerMemberRoutes } from '../members/routes.js';
 import { registerTokenRoutes } from '../tokens/routes.js';
@@ -94,7 +94,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   await registerOpenApi(app);
 
   const tokens = new TokenLookup(
-    ctx.metadata.db,
+    ctx.metadata,
     ctx.clock,
     (error) => app.log.warn({ err: error }, 'could not record token use'),
     ctx.config.authCacheMs,

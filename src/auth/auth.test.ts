@@ -1,7 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { generateToken } from '../tokens/token-secret.js';
+import { generateToken, hashToken } from '../tokens/token-secret.js';
+import { createContext } from '../app/context.js';
+import { systemClock } from '../shared/clock.js';
+
+/** The PostgreSQL leg of the suite (OPS_TEST_DATABASE_URL): a reason to skip, or false. */
+const onPostgres = (): string | false => (process.env.OPS_TEST_DATABASE_URL ? 'SQLite only: PostgreSQL keeps the OPS_AUTH_CACHE_MS delay' : false);
 
 describe('authentication and scopes', () => {
   let s: TestServer;
@@ -48,6 +53,30 @@ describe('authentication and scopes', () => {
     const me = list.body.tokens.find((t: { last_four: string }) => t.last_four === token.slice(-4));
     assert.equal((await s.request('DELETE', `/tokens/${me.id}`, { token })).status, 200);
     assertUnauthorized(await s.request('GET', '/tokens', { token }));
+  });
+
+  // DECISIONS §3/§4: opsctl acts on the running server and a revoked token is unauthorized. On
+  // SQLite the token cache is checked against the commit counter, so another process's change is
+  // seen by the very next request (PostgreSQL keeps the OPS_AUTH_CACHE_MS delay: opsctl.test.ts).
+  test('a token revoked or re-planned by another process: the very next request sees it (SQLite)', { skip: onPostgres() }, async () => {
+    const token = await s.token(s.tenants.a, ['members:read', 'usage:read']);
+    // Used twice: the second answer comes from the token cache.
+    assert.equal((await s.request('GET', membersPath, { token })).status, 200);
+    assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'pro');
+    const cli = await createContext(s.server.ctx.config, systemClock, 'cli');
+    try {
+      await cli.orgs.setPlan(s.tenants.a.orgId, 'starter');
+      assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'starter');
+      await cli.orgs.setPlan(s.tenants.a.orgId, 'pro');
+      assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'pro');
+      const row = await cli.metadata.db.selectFrom('api_tokens').select('id').where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
+      await cli.tokens.revokeById(row.id);
+    } finally {
+      await cli.close();
+    }
+    const res = await s.request('GET', membersPath, { token });
+    assertUnauthorized(res);
+    assert.match(res.body.error.message, /revoked/);
   });
 
   test('a token without the scope → 403 forbidden naming required_scope', async () => {

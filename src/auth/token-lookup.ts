@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
+import type { MetadataStore } from '../stores/metadata/database.js';
 import type { AuthContext } from './auth-context.js';
 import { unauthorized } from '../errors/app-error.js';
 import { hashToken, looksLikeToken } from '../tokens/token-secret.js';
@@ -26,6 +27,8 @@ interface Cached {
   row: TokenRow;
   auth: AuthContext;
   until: number;
+  /** The database's change stamp when the row was read (SQLite; 0 on PostgreSQL). */
+  stamp: number;
 }
 
 const toAuthContext = (row: TokenRow): AuthContext => ({
@@ -38,6 +41,12 @@ const toAuthContext = (row: TokenRow): AuthContext => ({
 /**
  * Bearer token → AuthContext. One indexed lookup per request; `last_used_at` is written at
  * most once a minute per token so a busy client does not turn every read into a write.
+ *
+ * A looked-up token is cached for at most `cacheMs`. On SQLite it is trusted only while the
+ * metadata change stamp (MetadataStore.changeStamp: one pread of the wal-index header, the
+ * check ReadMostlyCache makes) is the one it was read under: a revocation or plan change by any
+ * process, opsctl included, is seen by the next request, which reads the row again (one indexed
+ * lookup). On PostgreSQL, where other hosts write unseen, `cacheMs` alone bounds how stale it is.
  */
 export class TokenLookup {
   private readonly lastUsedWritten = new Map<string, number>();
@@ -47,17 +56,24 @@ export class TokenLookup {
   /** Compiled once: building the query cost more than running it, on every request. */
   private readonly lookup: ReturnType<TokenLookup['compileLookup']>;
 
+  private readonly db: Kysely<Database>;
+  /** Moves on every write to the database by anyone; undefined where that cannot be seen (PostgreSQL). */
+  private readonly changeStamp: (() => number) | undefined;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    metadata: Pick<MetadataStore, 'db' | 'changeStamp'>,
     private readonly clock: Clock,
     private readonly onBackgroundError: (error: unknown) => void,
     /**
-     * How long a looked-up token is trusted without asking the database again. Revocation
-     * through this process's API drops it at once (`forget`); revocation by another process
+     * How long a looked-up token is trusted at most without asking the database again.
+     * Revocation through this process's API drops it at once (`forget`); on SQLite so does any
+     * write by another process (the change stamp); on PostgreSQL a revocation by another process
      * (opsctl, another API host) takes effect within this time.
      */
     private readonly cacheMs = 1_000,
   ) {
+    this.db = metadata.db;
+    this.changeStamp = metadata.changeStamp;
     // In the constructor body: a field initializer would run before `db` is assigned (ES2022 class fields).
     this.lookup = this.compileLookup();
   }
@@ -74,7 +90,10 @@ export class TokenLookup {
     if (!looksLikeToken(token)) throw unauthorized();
     const hash = hashToken(token);
     const cached = this.cache.get(hash);
-    if (cached && cached.until > performance.now()) return this.admit(cached);
+    // Synchronous for a cached token: a clock read and, on SQLite, one pread of the stamp.
+    if (cached && cached.until > performance.now() && (this.changeStamp === undefined || cached.stamp === this.changeStamp())) {
+      return this.admit(cached);
+    }
     return this.load(hash).then((found) => this.admit(found));
   }
 
@@ -89,9 +108,12 @@ export class TokenLookup {
   }
 
   private async load(hash: string): Promise<Cached | undefined> {
+    // Taken before the read: a write that lands while the read waits leaves the entry under an
+    // older stamp, so the next request reads again rather than trusting what may predate it.
+    const stamp = this.changeStamp?.() ?? 0;
     const row: TokenRow | undefined = (await this.db.executeQuery(this.lookup({ hash }))).rows[0];
     if (!row) return undefined;
-    const found: Cached = { row, auth: toAuthContext(row), until: performance.now() + this.cacheMs };
+    const found: Cached = { row, auth: toAuthContext(row), until: performance.now() + this.cacheMs, stamp };
     // Unknown tokens are not cached: a token created a moment ago elsewhere must work at once.
     if (this.cacheMs > 0) {
       if (this.cache.size >= maxCached) this.cache.clear();

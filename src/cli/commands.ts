@@ -1,35 +1,26 @@
-import type { AppContext } from '../app/context.js';
 import { badRequest } from '../errors/app-error.js';
 import { parseScopes } from '../tokens/token-service.js';
-import { capabilities } from '../app/capabilities.js';
+import { scopes as allScopes } from '../auth/scopes.js';
 import { mediaCommands } from '../media/cli.js';
+import { listCommands } from './list-commands.js';
+import { opt, orgOption, str, type Command } from './command.js';
 
-/** What a command receives: its parsed flags and a context on the same stores as the server. */
-export type Flags = Record<string, string | boolean | undefined>;
+export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
 
-export interface Command {
-  /** e.g. "org create" */
-  name: string;
-  usage: string;
-  options: Record<string, { type: 'string' | 'boolean' }>;
-  required?: string[];
-  run(ctx: AppContext, flags: Flags): Promise<object>;
-}
+const org = orgOption;
 
-const str = (flags: Flags, name: string): string => {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw badRequest(`--${name} is required`);
-  return value;
-};
-const opt = (flags: Flags, name: string): string | undefined => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
-
-/** The extra commands capabilities add (media restore, purge). */
+/** The extra commands capabilities add (media restore). */
 export const extraCommands: Command[] = [...mediaCommands];
 
+/**
+ * Naming in results: a top-level field that names another object is `<kind>_id` (org_id,
+ * project_id, user_id, token_id) in every command; an object's own id inside a list is `id`.
+ * `token create` and `token revoke` also keep `id` (DECISIONS.md §3 prints `{id, token}`).
+ */
 export const commands: Command[] = [
   {
     name: 'init',
-    usage: 'opsctl init [--json]',
+    summary: 'On an empty installation, create an organisation (plan free), its owner, a project and an all-scopes live token; prints {org_id, project_id, user_id, token, token_id}. Run again it changes nothing and says so.',
     options: {},
     async run(ctx) {
       if (!(await ctx.orgs.isEmpty())) {
@@ -48,15 +39,20 @@ export const commands: Command[] = [
   },
   {
     name: 'org create',
-    usage: 'opsctl org create --name N --plan P --owner-email E [--owner-name N] [--json]',
-    options: { name: { type: 'string' }, plan: { type: 'string' }, 'owner-email': { type: 'string' }, 'owner-name': { type: 'string' } },
+    summary: 'Create an organisation with its system roles, its primary owner and a first project; prints {org_id, project_id, user_id}.',
+    options: {
+      name: { type: 'string', value: 'NAME', required: true, description: 'organisation name' },
+      plan: { type: 'string', value: 'PLAN', required: true, description: 'plan of the catalogue (free, starter, pro, enterprise, or OPS_PLANS_FILE)' },
+      'owner-email': { type: 'string', value: 'EMAIL', required: true, description: "primary owner's e-mail (an existing user is reused)" },
+      'owner-name': { type: 'string', value: 'NAME', description: "primary owner's name (default: the e-mail's local part)" },
+    },
     run: (ctx, f) =>
       ctx.orgs.createOrg({ name: str(f, 'name'), plan: str(f, 'plan'), ownerEmail: str(f, 'owner-email'), ownerName: opt(f, 'owner-name') }),
   },
   {
     name: 'org set-plan',
-    usage: 'opsctl org set-plan --org ID --plan P [--json]',
-    options: { org: { type: 'string' }, plan: { type: 'string' } },
+    summary: "Change an organisation's plan (its tokens see it at the next request); prints {org_id, plan}.",
+    options: { org, plan: { type: 'string', value: 'PLAN', required: true, description: 'plan of the catalogue' } },
     async run(ctx, f) {
       await ctx.orgs.setPlan(str(f, 'org'), str(f, 'plan'));
       return { org_id: str(f, 'org'), plan: str(f, 'plan') };
@@ -64,21 +60,26 @@ export const commands: Command[] = [
   },
   {
     name: 'project create',
-    usage: 'opsctl project create --org ID --name N [--json]',
-    options: { org: { type: 'string' }, name: { type: 'string' } },
+    summary: 'Create a project in an organisation; prints {project_id}.',
+    options: { org, name: { type: 'string', value: 'NAME', required: true, description: 'project name' } },
     run: (ctx, f) => ctx.orgs.createProject(str(f, 'org'), str(f, 'name')),
   },
   {
     name: 'member add',
-    usage: 'opsctl member add --org ID --email E [--name N] --role ROLE_NAME [--json]',
-    options: { org: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    summary: 'Add a user (created if new) to an organisation with a role; prints {user_id}.',
+    options: {
+      org,
+      email: { type: 'string', value: 'EMAIL', required: true, description: "the member's e-mail address" },
+      name: { type: 'string', value: 'NAME', description: "the member's name, for a new user (default: the e-mail's local part)" },
+      role: { type: 'string', value: 'ROLE', required: true, description: 'role name: Owner, Admin, Developer or Viewer (see opsctl role list)' },
+    },
     run: (ctx, f) =>
       ctx.orgs.addMember({ orgId: str(f, 'org'), email: str(f, 'email'), name: opt(f, 'name'), role: str(f, 'role') }),
   },
   {
     name: 'owner transfer',
-    usage: 'opsctl owner transfer --org ID --to USER_ID [--json]',
-    options: { org: { type: 'string' }, to: { type: 'string' } },
+    summary: 'Make a member the primary owner (and an Owner); prints {org_id, primary_owner_id}.',
+    options: { org, to: { type: 'string', value: 'USER_ID', required: true, description: 'user id (usr_…) of a member of the organisation' } },
     async run(ctx, f) {
       await ctx.orgs.transferOwnership(str(f, 'org'), str(f, 'to'));
       return { org_id: str(f, 'org'), primary_owner_id: str(f, 'to') };
@@ -86,8 +87,15 @@ export const commands: Command[] = [
   },
   {
     name: 'token create',
-    usage: 'opsctl token create --org ID --project ID --scopes s1,s2|all [--mode live|test] [--name N] [--expires ISO] [--json]',
-    options: { org: { type: 'string' }, project: { type: 'string' }, scopes: { type: 'string' }, mode: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
+    summary: 'Create an API token for a project; prints {id, token_id, token}: the token is shown once, only its hash is kept.',
+    options: {
+      org,
+      project: { type: 'string', value: 'ID', required: true, description: 'project id (ULID) of that organisation' },
+      scopes: { type: 'string', value: 'LIST', required: true, description: `comma list of scopes, or all: ${allScopes.join(', ')}` },
+      mode: { type: 'string', value: 'live|test', description: 'live (default) or test: test tokens see only test data' },
+      name: { type: 'string', value: 'NAME', description: 'a label to tell tokens apart (default "opsctl token")' },
+      expires: { type: 'string', value: 'ISO', description: 'expiry as an ISO 8601 date-time in the future (default: never)' },
+    },
     async run(ctx, f) {
       const orgId = str(f, 'org');
       const projectId = str(f, 'project');
@@ -97,26 +105,29 @@ export const commands: Command[] = [
       const scopes = parseScopes(raw === 'all' ? 'all' : raw.split(',').map((s) => s.trim()).filter(Boolean));
       await ctx.orgs.projectOf(orgId, projectId);
       const created = await ctx.tokens.create({ tenant: { orgId, projectId, mode }, name: opt(f, 'name') ?? 'opsctl token', scopes, expiresAt: opt(f, 'expires') ?? null });
-      return { id: created.id, token: created.token };
-    },
-  },
-  {
-    name: 'purge',
-    usage: 'opsctl purge [--json]',
-    options: {},
-    async run(ctx) {
-      const result: Record<string, unknown> = {};
-      for (const capability of capabilities) if (capability.purge) result[capability.name] = await capability.purge(ctx);
-      return result;
+      return { id: created.id, token_id: created.id, token: created.token };
     },
   },
   {
     name: 'token revoke',
-    usage: 'opsctl token revoke --id tok_… [--json]',
-    options: { id: { type: 'string' } },
+    summary: 'Revoke a token; a running server refuses it from its next request (SQLite; within OPS_AUTH_CACHE_MS on PostgreSQL). Prints {id, token_id, revoked}.',
+    options: { id: { type: 'string', value: 'TOKEN_ID', required: true, description: 'token id (tok_…), as token create, token list and whoami print it' } },
     async run(ctx, f) {
       await ctx.tokens.revokeById(str(f, 'id'));
-      return { id: str(f, 'id'), revoked: true };
+      return { id: str(f, 'id'), token_id: str(f, 'id'), revoked: true };
+    },
+  },
+  ...listCommands,
+  {
+    name: 'purge',
+    summary: "Run the purge and retention jobs now (what the server's background job does); prints what each removed.",
+    options: {},
+    async run(ctx) {
+      // Loaded here: every other command starts faster without the event store's modules.
+      const { capabilities } = await import('../app/capabilities.js');
+      const result: Record<string, unknown> = {};
+      for (const capability of capabilities) if (capability.purge) result[capability.name] = await capability.purge(ctx);
+      return result;
     },
   },
 ];

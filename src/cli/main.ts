@@ -3,51 +3,86 @@ import { loadConfig, ConfigError } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { AppError } from '../errors/app-error.js';
-import { startServer } from '../server.js';
-import { commands, extraCommands, type Command } from './commands.js';
+import { commands, extraCommands, type Command, type CommandHelp } from './commands.js';
+import { commandHelp, groupHelp, overview, serveHelp, usageLine } from './help.js';
+import { keyValues, table } from './output.js';
 
-function help(): string {
-  const all = [...commands, ...extraCommands];
-  return ['usage: opsctl <command> [options]', '', '  opsctl serve', ...all.map((c) => `  ${c.usage}`)].join('\n');
+const all: Command[] = [...commands, ...extraCommands];
+const described: CommandHelp[] = [serveHelp, ...all];
+const isHelp = (arg: string) => arg === '--help' || arg === '-h';
+
+/** The command named by the first words of argv ("token create", "whoami"), or the group ("token"). */
+function resolve(words: string[]): { command?: CommandHelp; group?: CommandHelp[]; rest: string[] } {
+  const two = words.slice(0, 2).join(' ');
+  const command = described.find((c) => c.name === two) ?? described.find((c) => c.name === words[0]);
+  if (command) return { command, rest: words.slice(command.name.split(' ').length) };
+  const group = described.filter((c) => c.name.startsWith(`${words[0]} `));
+  return { group: group.length ? group : undefined, rest: words.slice(1) };
 }
 
 /** Exit codes: 0 done, 1 the operation was refused, 2 the command line is wrong. */
 async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
-    console.log(help());
-    return argv.length === 0 ? 2 : 0;
+  // Help comes first and needs no configuration: it is what someone reads when theirs is wrong.
+  if (argv.length === 0) {
+    console.error(overview(described));
+    return 2;
   }
+  if (isHelp(argv[0]!) || (argv[0] === 'help' && argv.length === 1)) {
+    console.log(overview(described));
+    return 0;
+  }
+  const asksHelp = argv[0] === 'help' || argv.some(isHelp);
+  const words = argv[0] === 'help' ? argv.slice(1).filter((a) => !isHelp(a)) : argv;
+  const { command, group, rest } = resolve(words);
+  if (!command) {
+    // `opsctl token` alone, or with --help: the group's commands; anything else is unknown.
+    if (group && (asksHelp || rest.length === 0)) {
+      if (asksHelp) console.log(groupHelp(words[0]!, group));
+      else console.error(`opsctl: "${words[0]}" needs a command\n\n${groupHelp(words[0]!, group)}`);
+      return asksHelp ? 0 : 2;
+    }
+    const name = words.slice(0, 2).join(' ');
+    console.error(`opsctl: unknown command "${name}"\n\n${group ? groupHelp(words[0]!, group) : overview(described)}`);
+    return 2;
+  }
+  if (asksHelp) {
+    console.log(commandHelp(command));
+    return 0;
+  }
+
+  // A wrong command line is exit 2; with --json it is also one JSON object on stdout.
+  const refuse = (message: string, detail: string): number => {
+    console.error(`opsctl: ${message}${detail ? `\n${detail}` : ''}`);
+    if (argv.includes('--json')) console.log(JSON.stringify({ error: { code: 'bad_request', message } }));
+    return 2;
+  };
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    const options = Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.type }]));
+    if (command.json !== false) options.json = { type: 'boolean' };
+    flags = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    return refuse((error as Error).message, `usage: ${usageLine(command)}`);
+  }
+  const missing = Object.entries(command.options).find(([name, o]) => o.required && (flags[name] === undefined || flags[name] === ''));
+  if (missing) return refuse(`--${missing[0]} is required`, `\n${commandHelp(command)}`);
+
   let config;
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`opsctl: invalid configuration: ${error.message}`);
-      return 2;
-    }
+    if (error instanceof ConfigError) return refuse(`invalid configuration: ${error.message}`, '');
     throw error;
   }
-  if (argv[0] === 'serve') return serve(config);
+  if (command === serveHelp) return serve(config);
 
-  const all = [...commands, ...extraCommands];
-  const command: Command | undefined = all.find((c) => c.name === argv.slice(0, 2).join(' ')) ?? all.find((c) => c.name === argv[0]);
-  if (!command) {
-    console.error(`opsctl: unknown command "${argv.slice(0, 2).join(' ')}"\n\n${help()}`);
-    return 2;
-  }
-  const rest = argv.slice(command.name.split(' ').length);
-  let flags;
-  try {
-    flags = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    console.error(`opsctl: ${(error as Error).message}\nusage: ${command.usage}`);
-    return 2;
-  }
+  const runnable = command as Command;
   const json = flags.json === true;
   const ctx = await createContext(config, systemClock, 'cli');
   try {
-    const result = await command.run(ctx, flags);
-    console.log(json ? JSON.stringify(result) : Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n'));
+    const result = await runnable.run(ctx, flags);
+    if (json) console.log(JSON.stringify(result));
+    else console.log(runnable.table ? table(result as Record<string, unknown>, runnable.table) : keyValues(result));
     return 0;
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
@@ -60,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<number> {
+  // Loaded here: the other commands start faster without the server's modules.
+  const { startServer } = await import('../server.js');
   const server = await startServer(config);
   server.api.log.info({ api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite' }, 'opsplatform started');
   await new Promise<void>((resolve) => {

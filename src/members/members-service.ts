@@ -4,9 +4,16 @@ import type { MetadataStore } from '../stores/metadata/database.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { ownerRole } from '../orgs/system-roles.js';
+import { ownerRole, systemRoles } from '../orgs/system-roles.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';
+
+/** A role as a member carries it (SPEC.md §2.10) and as GET /orgs/{orgId}/roles lists it. */
+export interface Role {
+  id: string;
+  name: string;
+  isSystem: boolean;
+}
 
 /** SPEC.md §2.10. */
 export interface Member {
@@ -14,7 +21,7 @@ export interface Member {
   name: string;
   email: string;
   avatar: string;
-  role: { id: string; name: string; isSystem: boolean };
+  role: Role;
   joinedAt: string;
 }
 
@@ -59,6 +66,37 @@ export class MembersService {
       role: { id: row.role_id, name: row.role_name, isSystem: Number(row.is_system) === 1 },
       joinedAt: row.joined_at,
     }));
+  }
+
+  /** Every member, newest first, page after page (opsctl member list). */
+  async listAll(orgId: string): Promise<Member[]> {
+    const all: Member[] = [];
+    const limit = 1000;
+    let after: PageRequest['after'];
+    for (;;) {
+      const rows = await this.list(orgId, { limit, after });
+      all.push(...rows.slice(0, limit));
+      if (rows.length <= limit) return all;
+      const last = all[all.length - 1]!;
+      after = [last.joinedAt, last.id];
+    }
+  }
+
+  /**
+   * The organisation's roles, the ids PATCH …/members/{userId} takes: the system roles in their
+   * fixed order (Owner, Admin, Developer, Viewer), then any others by name. Not paged: an
+   * organisation has a handful.
+   */
+  async roles(orgId: string): Promise<Role[]> {
+    const rows = await this.db.selectFrom('roles').select(['id', 'name', 'is_system']).where('org_id', '=', orgId).execute();
+    const order: readonly string[] = systemRoles;
+    const rank = (r: { name: string; is_system: number }) => {
+      const i = Number(r.is_system) === 1 ? order.indexOf(r.name) : -1;
+      return i < 0 ? order.length : i;
+    };
+    return rows
+      .sort((a, b) => rank(a) - rank(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((r) => ({ id: r.id, name: r.name, isSystem: Number(r.is_system) === 1 }));
   }
 
   private listQuery(orgId: string, limit: string) {

@@ -144,6 +144,37 @@ describe('members', () => {
     assert.equal((await members('', noRead)).body.error.required_scope, 'members:read');
   });
 
+  test('GET /orgs/{orgId}/roles lists the system roles (the roleIds PATCH takes); another org → 403; needs members:read', async () => {
+    const res = await s.request('GET', `/orgs/${orgId}/roles`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.body), ['roles']);
+    assert.deepEqual(res.body.roles, ['Owner', 'Admin', 'Developer', 'Viewer'].map((name) => ({ id: roles[name], name, isSystem: true })));
+    // The same shape as a member's role, and usable as PATCH's roleId.
+    const owner = (await members('?limit=100')).body.members.find((m: { id: string }) => m.id === s.tenants.a.userId);
+    assert.ok(res.body.roles.some((r: unknown) => JSON.stringify(r) === JSON.stringify(owner.role)));
+    const viewer = res.body.roles.find((r: { name: string }) => r.name === 'Viewer');
+    assert.equal((await s.request('PATCH', `/orgs/${orgId}/members/${added[0]}`, { json: { roleId: viewer.id } })).status, 200);
+    // Organisation-wide: any project or mode of the organisation; another organisation's token is refused.
+    assert.deepEqual((await s.request('GET', `/orgs/${orgId}/roles`, { token: s.tenants.aTest.token })).body, res.body);
+    const other = await s.request('GET', `/orgs/${orgId}/roles`, { token: s.tenants.b.token });
+    assert.equal(other.status, 403);
+    assert.equal(other.body.error.code, 'forbidden');
+    const bRoles = await s.request('GET', `/orgs/${s.tenants.b.orgId}/roles`, { token: s.tenants.b.token });
+    assert.equal(bRoles.status, 200);
+    assert.ok(bRoles.body.roles.every((r: { id: string }) => !Object.values(roles).includes(r.id)));
+    const noRead = await s.token(s.tenants.a, ['members:write']);
+    const refused = await s.request('GET', `/orgs/${orgId}/roles`, { token: noRead });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.required_scope, 'members:read');
+    assert.equal((await s.request('GET', `/orgs/${orgId}/roles`, { token: null })).status, 401);
+    // Documented with the members endpoints.
+    const doc = (await s.request('GET', '/openapi.json')).body;
+    const op = doc.paths['/v1/orgs/{orgId}/roles'].get;
+    assert.deepEqual(op.tags, ['members']);
+    assert.equal(op['x-required-scope'], 'members:read');
+    assert.ok(op.summary);
+  });
+
   // The list is served from ReadMostlyCache on SQLite: a change by another process (opsctl beside
   // the server, another server on the same file) must show in the very next answer all the same.
   test("another process's changes show in the next list at once", async () => {

@@ -6,13 +6,19 @@ import { PageQuery } from '../pagination/page.js';
 import { DateTime, Ok } from '../http/schemas.js';
 import { MembersService } from './members-service.js';
 
+/** One shape for a member's role and the roles list: the list is where roleIds come from. */
+const RoleSchema = Type.Object(
+  { id: Type.String({ description: 'rol_ + ULID; the roleId of PATCH /orgs/{orgId}/members/{userId}' }), name: Type.String(), isSystem: Type.Boolean() },
+  { $id: 'Role' },
+);
+
 const MemberSchema = Type.Object(
   {
     id: Type.String({ description: 'user id' }),
     name: Type.String(),
     email: Type.String(),
     avatar: Type.String({ description: 'URL or ""' }),
-    role: Type.Object({ id: Type.String(), name: Type.String(), isSystem: Type.Boolean() }),
+    role: Type.Ref(RoleSchema),
     joinedAt: DateTime(),
   },
   { $id: 'Member' },
@@ -23,6 +29,7 @@ const MemberParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), userId
 
 /** SPEC.md §4.6: members are organisation-wide; the path's organisation must be the token's. */
 export function registerMemberRoutes(app: Api, ctx: AppContext): void {
+  app.addSchema(RoleSchema);
   app.addSchema(MemberSchema);
 
   app.get(
@@ -44,6 +51,25 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
       const rows = await ctx.members.list(tenant.orgId, page);
       const { items, nextCursor } = ctx.paginator.page(rows, page, 'members', tenant.orgId, (m) => [m.joinedAt, m.id]);
       return { members: items, nextCursor };
+    },
+  );
+
+  app.get(
+    '/orgs/:orgId/roles',
+    {
+      config: { scope: 'members:read' },
+      schema: {
+        tags: ['members'],
+        summary: "List the organisation's roles (the roleIds a member's role can be changed to)",
+        description: 'The system roles Owner, Admin, Developer and Viewer in that order, then any others by name. Not paged.',
+        params: OrgParams,
+        response: { 200: Type.Object({ roles: Type.Array(Type.Ref(RoleSchema)) }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      return { roles: await ctx.members.roles(tenant.orgId) };
     },
   );
 

@@ -6,6 +6,23 @@ import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { ownerRole, systemRoles } from './system-roles.js';
 
+/** An organisation as `opsctl org list` shows it. */
+export interface OrgInfo {
+  id: string;
+  name: string;
+  plan: string;
+  primary_owner_id: string | null;
+  created_at: string;
+}
+
+/** A project as `opsctl project list` shows it. */
+export interface ProjectInfo {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: string;
+}
+
 export interface CreatedOrg {
   org_id: string;
   project_id: string;
@@ -104,6 +121,26 @@ export class OrgService {
         .where('id', '=', orgId)
         .execute();
     });
+  }
+
+  /** Every organisation of the installation, oldest first (opsctl org list). */
+  async listOrgs(): Promise<OrgInfo[]> {
+    return this.db.selectFrom('organisations').select(['id', 'name', 'plan', 'primary_owner_id', 'created_at']).orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** Projects of one organisation (404 when it does not exist) or of all, oldest first. */
+  async listProjects(orgId?: string): Promise<ProjectInfo[]> {
+    let query = this.db.selectFrom('projects').select(['id', 'org_id', 'name', 'created_at']).orderBy('created_at').orderBy('id');
+    if (orgId !== undefined) {
+      await this.requireOrg(this.db, orgId);
+      query = query.where('org_id', '=', orgId);
+    }
+    return query.execute();
+  }
+
+  /** Throws 404 not_found unless the organisation exists. */
+  async checkExists(orgId: string): Promise<void> {
+    await this.requireOrg(this.db, orgId);
   }
 
   /** True when the installation has no organisation yet (opsctl init). */

@@ -2,18 +2,41 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
-import { badRequest, forbidden, notFound } from '../errors/app-error.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors/app-error.js';
 import { isScope, scopes as allScopes, type Scope } from '../auth/scopes.js';
 import type { PageRequest } from '../pagination/page.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { generateToken, hashToken } from './token-secret.js';
+import { generateToken, hashToken, looksLikeToken } from './token-secret.js';
 
 /** A token as listed: never the secret, never its hash. */
 export interface TokenInfo {
   id: string;
   name: string;
+  mode: 'live' | 'test';
+  scopes: string[];
+  last_four: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+/** A token as `opsctl token list` shows it: any project of the installation, never the secret. */
+export interface AdminTokenInfo extends TokenInfo {
+  org_id: string;
+  project_id: string;
+}
+
+/** Whom a token speaks for (`opsctl whoami`): never the secret. */
+export interface TokenIdentity {
+  token_id: string;
+  name: string;
+  org_id: string;
+  org_name: string;
+  plan: string;
+  project_id: string;
+  project_name: string;
   mode: 'live' | 'test';
   scopes: string[];
   last_four: string;
@@ -110,6 +133,70 @@ export class TokenService {
       query = query.where(keysetBefore('created_at', 'id', page.after));
     }
     return (await query.execute()).map(toInfo);
+  }
+
+  /**
+   * Administrative list (opsctl) across tenants, optionally of one organisation and/or project,
+   * both modes, newest first; revoked tokens are left out as in GET /tokens.
+   */
+  async listAll(filter: { orgId?: string; projectId?: string }): Promise<AdminTokenInfo[]> {
+    let query = this.db
+      .selectFrom('api_tokens')
+      .select(['id', 'name', 'org_id', 'project_id', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc');
+    if (filter.orgId !== undefined) query = query.where('org_id', '=', filter.orgId);
+    if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
+    return (await query.execute()).map((row) => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) }));
+  }
+
+  /**
+   * Whom a token speaks for, checked as the API checks it: unknown, revoked or expired → 401
+   * unauthorized with the API's messages. Reading it is not a use: last_used_at is not written.
+   */
+  async whoami(token: string): Promise<TokenIdentity> {
+    if (!looksLikeToken(token)) throw unauthorized('not an API token: tokens look like ops_live_… or ops_test_…');
+    const row = await this.db
+      .selectFrom('api_tokens as t')
+      .innerJoin('organisations as o', 'o.id', 't.org_id')
+      .innerJoin('projects as p', 'p.id', 't.project_id')
+      .select([
+        't.id',
+        't.name',
+        't.org_id',
+        'o.name as org_name',
+        'o.plan',
+        't.project_id',
+        'p.name as project_name',
+        't.mode',
+        't.scopes',
+        't.last_four',
+        't.expires_at',
+        't.revoked_at',
+        't.last_used_at',
+        't.created_at',
+      ])
+      .where('t.token_hash', '=', hashToken(token))
+      .executeTakeFirst();
+    if (!row) throw unauthorized('unknown token: it was never issued here (check OPS_DATA_DIR / OPS_DATABASE_URL)');
+    if (row.revoked_at !== null) throw unauthorized('this token has been revoked');
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= this.clock.now()) throw unauthorized('this token has expired');
+    return {
+      token_id: row.id,
+      name: row.name,
+      org_id: row.org_id,
+      org_name: row.org_name,
+      plan: row.plan,
+      project_id: row.project_id,
+      project_name: row.project_name,
+      mode: row.mode,
+      scopes: row.scopes.split(' ').filter(Boolean),
+      last_four: row.last_four,
+      expires_at: row.expires_at,
+      last_used_at: row.last_used_at,
+      created_at: row.created_at,
+    };
   }
 
   async revoke(tenant: Tenant, id: string): Promise<void> {

@@ -27,6 +27,12 @@ export interface MetadataStore {
    * PostgreSQL, where other hosts write unseen, it always runs. The rows must not be modified.
    */
   readMostly<Row>(query: CompiledQuery<Row>): Promise<readonly Row[]>;
+  /**
+   * ReadMostlyCache's stamp: a number that moves whenever anything is written to the SQLite file,
+   * by this process or another (opsctl, a second server). Undefined on PostgreSQL, where other
+   * hosts write unseen. The token cache trusts a token only while it is unchanged.
+   */
+  readonly changeStamp: (() => number) | undefined;
   close(): Promise<void>;
 }
 
@@ -53,6 +59,7 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
       ping: async () => void (await sql`select 1`.execute(db)),
       onConnectionLost: (listener) => void (connectionLost = listener),
       readMostly: async (query) => (await db.executeQuery(query)).rows,
+      changeStamp: undefined,
       close: () => db.destroy(),
     };
   }
@@ -69,7 +76,8 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   await migrate(db);
   const otherCommits = walChangeCounter(database, file);
   // Both counters only grow, so their sum moves whenever either does.
-  const cache = new ReadMostlyCache(() => statements.writes() + otherCommits.read());
+  const changeStamp = () => statements.writes() + otherCommits.read();
+  const cache = new ReadMostlyCache(changeStamp);
   return {
     db,
     dialect: 'sqlite',
@@ -77,6 +85,7 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
     // An embedded file has no connection to lose.
     onConnectionLost: () => {},
     readMostly: (query) => cache.read(query, async () => (await db.executeQuery(query)).rows),
+    changeStamp,
     close: async () => {
       otherCommits.close();
       await db.destroy();
