@@ -6,6 +6,15 @@ import type { NewEvent } from '../stores/events/event-store.js';
 /** DECISIONS §9 limits (MB/KB are decimal, as everywhere in the product). */
 export const ingestLimits = { bodyBytes: 10_000_000, events: 10_000, eventBytes: 256_000 } as const;
 
+/**
+ * Our bounds on one event's payload (docs/decisions.md, "Hardening: event bounds"): objects and
+ * arrays nest at most `depth` levels (the payload object is level 1), and the payload holds at
+ * most `keys` keys, counting the keys of nested objects (inside arrays too) and the top-level
+ * keys that move into the payload. They bound what one event costs schema discovery, group by
+ * and JSON.stringify (whose recursion overflowed the stack on ~5,000 levels).
+ */
+export const payloadLimits = { depth: 32, keys: 1_000 } as const;
+
 export interface IngestFailure {
   index: number;
   error: { code: 'bad_request' | 'too_large'; message: string };
@@ -83,26 +92,97 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 const textFields = ['event', 'actor', 'source', 'message'] as const;
 
 class EventError extends Error {}
+class EventTooLarge extends Error {}
+
+const severityHint = 'use debug, info, warn, error, fatal, an alias or an OpenTelemetry severity number';
+
+/** The error of a canonical field holding an object or array (or, for ts, any bad value). */
+function notScalarMessage(field: string): string {
+  switch (field) {
+    case 'ts':
+      return 'ts must be an ISO 8601 date-time or epoch milliseconds';
+    case 'severity':
+      return `severity must be a string or a number; ${severityHint}`;
+    case 'event_id':
+      return 'event_id must be a UUID';
+    default:
+      return `${field} must be a string`;
+  }
+}
+
+const tooDeep = -1;
+const tooWide = -2;
 
 /**
- * Validates and normalises one event.
+ * One pass over a payload value at nesting level `depth`: the running key count `keys` plus
+ * this value's keys, or tooDeep / tooWide as soon as a bound is passed. The recursion stops
+ * one level past the depth bound, so it cannot overflow whatever JSON.parse produced.
+ */
+function measure(value: object, depth: number, keys: number): number {
+  if (depth > payloadLimits.depth) return tooDeep;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (typeof v === 'object' && v !== null) {
+        keys = measure(v, depth + 1, keys);
+        if (keys < 0) return keys;
+      }
+    }
+    return keys;
+  }
+  for (const key in value) {
+    if (++keys > payloadLimits.keys) return tooWide;
+    const v: unknown = (value as Record<string, unknown>)[key];
+    if (typeof v === 'object' && v !== null) {
+      keys = measure(v, depth + 1, keys);
+      if (keys < 0) return keys;
+    }
+  }
+  return keys;
+}
+
+function shapeError(result: number): EventError {
+  return result === tooDeep
+    ? new EventError(`the payload nests objects and arrays more than ${payloadLimits.depth} levels deep (the payload object is level 1); at most ${payloadLimits.depth} levels are accepted`)
+    : new EventError(`the payload has more than ${payloadLimits.keys} keys (counting the keys of nested objects); at most ${payloadLimits.keys} are accepted`);
+}
+
+/**
+ * Validates and normalises one event. `bytes` is its size as sent, or -1 to measure it here
+ * (an element of a JSON array) once its shape is known to be safe to serialise.
  */
 function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EventError('an event must be a JSON object');
   const e = value as Record<string, unknown>;
   let extras: Record<string, unknown> | undefined;
+  // The payload's bounds, in the same pass: top-level keys other than the canonical fields
+  // are payload keys (their values at level 2).
+  let keys = 0;
   for (const key in e) {
+    const v = e[key];
     switch (key) {
-      case 'ts': case 'severity': case 'event': case 'actor': case 'source': case 'message': case 'payload': case 'event_id':
+      case 'payload':
+        if (typeof v === 'object' && v !== null) keys = measure(v, 1, keys);
+        break;
+      case 'ts': case 'severity': case 'event': case 'actor': case 'source': case 'message': case 'event_id':
+        // Scalars only (checked below); a structure fails here, before anything serialises it.
+        if (typeof v === 'object' && v !== null) throw new EventError(notScalarMessage(key));
         break;
       default:
-        (extras ??= {})[key] = e[key];
+        (extras ??= {})[key] = v;
+        if (++keys > payloadLimits.keys) keys = tooWide;
+        else if (typeof v === 'object' && v !== null) keys = measure(v, 2, keys);
     }
+    if (keys < 0) throw shapeError(keys);
+  }
+  if (bytes < 0) {
+    bytes = Buffer.byteLength(JSON.stringify(e));
+    if (bytes > ingestLimits.eventBytes) throw new EventTooLarge();
   }
   const ts = parseTs(e.ts);
-  if (Number.isNaN(ts)) throw new EventError('ts must be an ISO 8601 date-time or epoch milliseconds');
+  if (Number.isNaN(ts)) throw new EventError(notScalarMessage('ts'));
   const severity = parseSeverity(e.severity);
-  if (severity === -1) throw new EventError(`unknown severity ${JSON.stringify(e.severity)}; use debug, info, warn, error, fatal, an alias or an OpenTelemetry severity number`);
+  if (severity === -1) throw new EventError(`unknown severity ${JSON.stringify(e.severity)}; ${severityHint}`);
   for (const field of textFields) {
     const v = e[field];
     if (v !== undefined && v !== null && typeof v !== 'string') throw new EventError(`${field} must be a string`);
@@ -142,8 +222,14 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   };
 }
 
+const tooLargeFailure = (index: number): IngestFailure => ({
+  index,
+  error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` },
+});
+
 function fail(failures: IngestFailure[], index: number, error: unknown): void {
   if (error instanceof EventError) failures.push({ index, error: { code: 'bad_request', message: error.message } });
+  else if (error instanceof EventTooLarge) failures.push(tooLargeFailure(index));
   else throw error;
 }
 
@@ -167,7 +253,7 @@ export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
     if (index >= ingestLimits.events) throw tooLarge(ingestLimits.bodyBytes, `a request may carry at most ${ingestLimits.events} events`);
     const bytes = ascii ? line.length : Buffer.byteLength(line);
     if (bytes > ingestLimits.eventBytes) {
-      failures.push({ index: index++, error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` } });
+      failures.push(tooLargeFailure(index++));
       continue;
     }
     let value: unknown;
@@ -205,14 +291,15 @@ export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
   if (items.length > ingestLimits.events) throw tooLarge(ingestLimits.bodyBytes, `a request may carry at most ${ingestLimits.events} events`);
   const events: NewEvent[] = [];
   const failures: IngestFailure[] = [];
+  // JSON.parse builds any depth; nothing serialises an element before normalise has bounded
+  // its shape (an element's size is measured there, by serialising it).
   items.forEach((item, index) => {
-    const bytes = single ? buffer.length : Buffer.byteLength(JSON.stringify(item) ?? '');
-    if (bytes > ingestLimits.eventBytes) {
-      failures.push({ index, error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` } });
+    if (single && buffer.length > ingestLimits.eventBytes) {
+      failures.push(tooLargeFailure(index));
       return;
     }
     try {
-      events.push(normalise(item, bytes, d));
+      events.push(normalise(item, single ? buffer.length : -1, d));
     } catch (error) {
       fail(failures, index, error);
     }

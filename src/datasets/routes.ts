@@ -24,7 +24,13 @@ const DatasetSummary = Type.Object(
 const DatasetSchemaBody = Type.Object({
   dataset: Type.String(),
   canonical_fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })),
-  payload_fields: Type.Array(Type.Object({ key: Type.String(), cardinality: Type.Integer(), samples: Type.Array(Type.String()) })),
+  payload_fields: Type.Array(Type.Object({ key: Type.String(), cardinality: Type.Integer(), samples: Type.Array(Type.String()) }), {
+    description: 'from a sample of the newest events of the last 24 hours; cardinality is the distinct values in the sample',
+  }),
+  sampled_events: Type.Integer({ description: 'events the payload fields were drawn from: the newest of the 24 hours, at most 2,000 and 2 MB of payload' }),
+  payload_fields_truncated: Type.Boolean({
+    description: 'true when discovery stopped at a bound: more than 1,000 distinct paths, or nesting deeper than 32 levels',
+  }),
   generated_at: DateTime(),
 });
 const Retention = Type.Integer({ minimum: 1, maximum: 36_500 });

@@ -22,8 +22,14 @@ const runtimes = new WeakMap<AppContext, Promise<EventsRuntime>>();
 /** Where the DuckDB event store lives. */
 export const eventsDir = (ctx: AppContext) => path.join(ctx.config.dataDir, 'events');
 
+/** DuckDB settings of the store, for the call that opens it (tests shrink the memory limit). */
+export interface EventsRuntimeOptions {
+  memoryLimit?: string;
+  threads?: number;
+}
+
 /** Opens an event store on the context's data directory (the caller closes it). */
-export async function openRuntime(ctx: AppContext): Promise<EventsRuntime> {
+export async function openRuntime(ctx: AppContext, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
   const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
   // Loaded on first use: DuckDB's library costs ~25 MB of memory in a process (a media-only
   // installation, an opsctl command) that never touches events.
@@ -32,19 +38,22 @@ export async function openRuntime(ctx: AppContext): Promise<EventsRuntime> {
     dir: eventsDir(ctx),
     names: (tenant, ids) => datasets.namesOf(tenant, ids),
     now: () => ctx.clock.now(),
+    ...options,
   });
   return { store, datasets, schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs), appendListeners: new Set() };
 }
 
 /**
- * The server's events runtime, opened once per context. DuckDB allows one writing process,
- * so only the server holds it; it is closed with the context, after the listeners stopped.
+ * The server's events runtime, opened once per context (with `options`, given only to the call
+ * that opens it). DuckDB allows one writing process, so only the server holds it; it is closed
+ * with the context, after the listeners stopped.
  */
-export function eventsRuntime(ctx: AppContext): Promise<EventsRuntime> {
+export function eventsRuntime(ctx: AppContext, options?: EventsRuntimeOptions): Promise<EventsRuntime> {
   let runtime = runtimes.get(ctx);
+  if (runtime && options) throw new Error('the events runtime is open already: pass its options on the first call');
   if (!runtime) {
     if (ctx.role !== 'server') throw new Error('the event store is held by the server; opsctl reaches it through the admin socket');
-    runtime = openRuntime(ctx).then((opened) => {
+    runtime = openRuntime(ctx, options).then((opened) => {
       const closeContext = ctx.close;
       ctx.close = async () => {
         await opened.store.close();

@@ -1,7 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { EventStore, FieldStat } from '../stores/events/event-store.js';
+import type { EventStore, FieldStat, FieldStats } from '../stores/events/event-store.js';
 import type { Dataset } from './dataset-service.js';
 
 /** SPEC §2.5 / DECISIONS §9: the same for every dataset. */
@@ -24,12 +24,16 @@ export interface DatasetSchema {
   dataset: string;
   canonical_fields: Array<{ name: string; type: string }>;
   payload_fields: FieldStat[];
+  /** Events the payload fields were drawn from: the newest of the window, within the sample's bounds. */
+  sampled_events: number;
+  /** True when a bound of discovery left paths out (too many distinct paths, or nesting too deep). */
+  payload_fields_truncated: boolean;
   generated_at: string;
 }
 
 /** Builds dataset schemas from the event store, cached per (org, project, mode, dataset). */
 export class SchemaService {
-  private readonly cache = new Map<string, { fields: FieldStat[]; generatedAt: number; expires: number }>();
+  private readonly cache = new Map<string, { stats: FieldStats; generatedAt: number; expires: number }>();
 
   constructor(
     private readonly store: EventStore,
@@ -43,19 +47,26 @@ export class SchemaService {
     let entry = this.cache.get(key);
     const hit = entry !== undefined && entry.expires > now;
     if (!hit) {
-      const fields = await this.store.fieldStats(tenant, {
+      const stats = await this.store.fieldStats(tenant, {
         datasetId: dataset.id,
         sinceMs: now - schemaLimits.windowMs,
         maxKeys: schemaLimits.keys,
         maxSamples: schemaLimits.samples,
       });
-      entry = { fields, generatedAt: now, expires: now + this.ttlMs };
+      entry = { stats, generatedAt: now, expires: now + this.ttlMs };
       this.cache.set(key, entry);
       this.prune(now);
     }
     return {
       hit,
-      schema: { dataset: dataset.name, canonical_fields: canonicalFields.map((f) => ({ ...f })), payload_fields: entry!.fields, generated_at: iso(entry!.generatedAt) },
+      schema: {
+        dataset: dataset.name,
+        canonical_fields: canonicalFields.map((f) => ({ ...f })),
+        payload_fields: entry!.stats.fields,
+        sampled_events: entry!.stats.sampledEvents,
+        payload_fields_truncated: entry!.stats.truncated,
+        generated_at: iso(entry!.generatedAt),
+      },
     };
   }
 

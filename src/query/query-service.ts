@@ -10,10 +10,19 @@ import crypto from 'node:crypto';
 import { badRequest } from '../errors/app-error.js';
 import type { CursorCodec } from '../pagination/cursor.js';
 import { tenantKey } from '../pagination/page.js';
-import type { EventKey, EventStore, GroupKey, GroupRow } from '../stores/events/event-store.js';
+import { EventStoreResourceError, type EventKey, type EventStore } from '../stores/events/event-store.js';
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { compileDuckDbFilter, parseSoql, printField, printSoql, type FieldRef, type SoqlQuery } from './soql/index.js';
+import {
+  compileDuckDbFilter,
+  compileDuckDbGroupKey,
+  decodeGroupValue,
+  parseSoql,
+  printField,
+  printSoql,
+  type GroupValue,
+  type SoqlQuery,
+} from './soql/index.js';
 
 /** SPEC.md §8: events per page and group rows. */
 export const pageSize = 100;
@@ -22,6 +31,12 @@ export const maxGroups = 100;
 /** What the query service needs of the datasets: the tenant's active ones. */
 export interface ActiveDatasets {
   listActive(tenant: Tenant): Promise<Array<{ id: string; name: string }>>;
+}
+
+/** One row of a group-by answer. */
+export interface GroupRow {
+  value: GroupValue;
+  count: number;
 }
 
 export type QueryResult =
@@ -58,9 +73,19 @@ function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: n
   return { after: { ts, event_id: eventId }, now };
 }
 
-/** The store's group key for a SOQL field. */
-function groupKeyOf(field: FieldRef): GroupKey {
-  return field.kind === 'payload' ? { kind: 'payload', path: [...field.path] } : { kind: 'canonical', name: field.name };
+/** What a query that ran out of the event store's memory answers (a 400: its own size). */
+export const tooBigMessage =
+  'the query needs more memory than one query may use; narrow the time range (ts >= now-1h), add conditions, ' +
+  'or group by a field with fewer distinct values';
+
+/** Runs a store read; a read too big for the store's memory is the caller's 400. */
+async function bounded<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof EventStoreResourceError) throw Object.assign(badRequest(tooBigMessage), { cause: error });
+    throw error;
+  }
 }
 
 /** Placeholders for `dataset_id IN (…)`. */
@@ -98,29 +123,22 @@ export class QueryService {
       const isDataset = field.kind === 'canonical' && field.name === 'dataset';
       // Group ties order by value; the store orders dataset ties by id, so fetch every dataset
       // group (at most one per active dataset) and order them by name here.
-      const rows = await this.deps.store.aggregate(tenant, {
-        filter,
-        key: groupKeyOf(field),
-        limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
-        names,
-      });
-      let groups = rows.map((r) => ({ value: apiGroupValue(field, r.value), count: r.count }));
+      const rows = await bounded(
+        this.deps.store.aggregate(tenant, {
+          filter,
+          key: compileDuckDbGroupKey(field),
+          limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
+        }),
+      );
+      let groups = rows.map((r) => ({ value: decodeGroupValue(field, r.key, names), count: r.count }));
       if (isDataset) groups = groups.sort(byCountThenValue).slice(0, maxGroups);
       return { kind: 'groups', field: printField(field), groups };
     }
 
-    const page = await this.deps.store.query(tenant, { filter, limit: pageSize, names, ...(position ? { after: position.after } : {}) });
+    const page = await bounded(this.deps.store.query(tenant, { filter, limit: pageSize, names, ...(position ? { after: position.after } : {}) }));
     const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
-}
-
-/** Times as ISO strings (the store hands epoch ms); everything else as the store decoded it. */
-function apiGroupValue(field: FieldRef, value: GroupRow['value']): GroupRow['value'] {
-  if (field.kind === 'canonical' && (field.name === 'ts' || field.name === 'ingested_at') && typeof value === 'number') {
-    return new Date(value).toISOString();
-  }
-  return value;
 }
 
 function byCountThenValue(a: GroupRow, b: GroupRow): number {

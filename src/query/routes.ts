@@ -25,9 +25,14 @@ const EventsResult = Type.Object(
   { additionalProperties: false, description: 'events result (query without group by)' },
 );
 
-const GroupValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], {
-  description: 'the field value (severity and dataset as names, times as ISO); null groups events without the field',
-});
+const GroupValue = Type.Union(
+  [Type.String(), Type.Number(), Type.Boolean(), Type.Null(), Type.Object({}, { additionalProperties: true }), Type.Array(Type.Unknown())],
+  {
+    description:
+      'the field value (severity and dataset as names, times as ISO); a payload value keeps its JSON type, objects and arrays ' +
+      'included (grouped by their JSON text, keys in the order sent); null groups events without the field',
+  },
+);
 const AggregationResult = Type.Object(
   {
     field: Type.String({ description: 'the group by field as written canonically (`source`, `payload.map`)' }),
@@ -70,11 +75,13 @@ export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<voi
       await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
       const result = await svc.run(tenant, query, request.body.cursor);
       if (result.kind === 'groups') {
-        // The declared Union documents both shapes; serialising through it makes the serializer
-        // validate each branch with Ajv first. The handler knows the branch: its schema alone
-        // (compiled once) serialises it.
-        reply.serializer(reply.compileSerializationSchema(AggregationResult));
-        return { field: result.field, groups: result.groups };
+        // Written here, like events below: the declared Union documents both shapes (serialising
+        // through it would make the serializer validate each branch with Ajv first). Group
+        // values are JSON values of bounded depth (decodeGroupValue), so this cannot throw; a
+        // serializer set on the reply would also have been used for an error's body.
+        return (reply as FastifyReply)
+          .type('application/json; charset=utf-8')
+          .send(JSON.stringify({ field: result.field, groups: result.groups }));
       }
       // Events are written as JSON text directly (apiEventJson: the stored payload text is
       // embedded, not parsed and serialised again); a string with a JSON content type is sent

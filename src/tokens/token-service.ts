@@ -29,20 +29,13 @@ export interface AdminTokenInfo extends TokenInfo {
 }
 
 /** Whom a token speaks for (`opsctl whoami`): never the secret. */
-export interface TokenIdentity {
+export interface TokenIdentity extends Omit<TokenInfo, 'id'> {
   token_id: string;
-  name: string;
   org_id: string;
   org_name: string;
   plan: string;
   project_id: string;
   project_name: string;
-  mode: 'live' | 'test';
-  scopes: string[];
-  last_four: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
 }
 
 export interface NewToken {

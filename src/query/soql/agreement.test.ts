@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { MemoryEvent } from './predicate.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, compilePredicate, decodeGroupValue, parseSoql, printSoql } from './index.js';
+import { lookupPayload, type MemoryEvent } from './predicate.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compilePredicate, decodeGroupValue, parseSoql, printSoql, type FieldRef } from './index.js';
 import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectSeqs } from './testkit.test.js';
 
 /** The SQL text may hold only our own constants: a spliced value would bring other characters. */
@@ -96,7 +96,7 @@ describe('SOQL.md examples on a fixed data set', () => {
     for (const [field, expected] of cases) {
       const groupBy = parseSoql(`group by ${field}`).groupBy!;
       const key = compileDuckDbGroupKey(groupBy);
-      const reader = await con.runAndReadAll(`SELECT ${key.sql} AS k, count(*) AS c FROM events GROUP BY 1 ORDER BY c DESC, k`, key.params);
+      const reader = await con.runAndReadAll(`SELECT ${key.sql} AS k, count(*) AS c FROM events GROUP BY 1 ORDER BY c DESC, k`, [...key.params]);
       const got = reader.getRowObjects().map((r) => [decodeGroupValue(groupBy, r['k'], idToName), Number(r['c'])]);
       assert.deepEqual(got, expected);
     }
@@ -115,5 +115,32 @@ test('in-memory predicate and DuckDB select the same events (random queries and 
       }
     }),
     { numRuns: 250 },
+  );
+});
+
+test('group by a payload field: one group per JSON value, of its JSON type (random events, the key POST /query runs)', async () => {
+  const idToName = new Map([...DATASET_IDS].map(([n, id]) => [id, n]));
+  const pathArb = fc.array(fc.constantFrom('a', 'b', 'ping', 'arr', '0', 'x y', 'we`ird', '~/k'), { minLength: 1, maxLength: 2 });
+  await fc.assert(
+    fc.asyncProperty(eventsArb(25), pathArb, async (events, path) => {
+      await loadEvents(con, events);
+      const field: FieldRef = { kind: 'payload', path };
+      const key = compileDuckDbGroupKey(field);
+      const reader = await con.runAndReadAll(`SELECT ${key.sql} AS k, count(*) AS c FROM events GROUP BY 1`, [...key.params]);
+      const got = reader
+        .getRowObjects()
+        .map((r) => [JSON.stringify(decodeGroupValue(field, r['k'], idToName)), Number(r['c'])] as const)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      // In memory: the value at the path (as live tail finds it), compared as JSON; missing
+      // and JSON null together.
+      const expected = new Map<string, number>();
+      for (const e of events) {
+        const v = lookupPayload(e.payload, path);
+        const text = typeof v === 'symbol' ? 'null' : JSON.stringify(v);
+        expected.set(text, (expected.get(text) ?? 0) + 1);
+      }
+      assert.deepEqual(got, [...expected].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), path.join('.'));
+    }),
+    { numRuns: 200 },
   );
 });

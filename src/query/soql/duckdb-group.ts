@@ -1,20 +1,28 @@
 /**
- * `group by` for the DuckDB back end. The key expression returns raw column values (a
- * dataset_id rather than its name, a severity index, epoch milliseconds) so grouping stays
- * cheap; `decodeGroupValue` turns each group's key into the API's `value` afterwards. Events
- * missing the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
+ * `group by` for the DuckDB back end: the one implementation POST /query runs (the query
+ * service hands the compiled key to the event store's `aggregate`, and decodes its rows here).
+ * The key expression returns raw column values (a dataset_id rather than its name, a severity
+ * index, epoch milliseconds; a payload value as its JSON text) so grouping stays cheap;
+ * `decodeGroupValue` turns each group's key into the API's `value` afterwards. Events missing
+ * the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
  */
+import type { CompiledGroupKey } from '../../stores/events/event-store.js';
 import { severities } from '../../stores/events/event-record.js';
 import type { FieldRef } from './ast.js';
-import { jsonPointer, type SqlFragment } from './duckdb.js';
+import { jsonPointer } from './duckdb.js';
+
+/** A group's `value`: any JSON value (payload objects and arrays included). */
+export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
 
 /**
- * The SQL expression to GROUP BY. Payload values come out as their JSON scalar text (the
- * string itself for strings, `150`, `true`; objects and arrays as JSON), so 150 and "150" share a
- * group; a JSON null groups with the missing values. `dataset` comes out as the dataset_id.
+ * The SQL expression to GROUP BY. A payload value comes out as its JSON text as DuckDB writes
+ * it (compact; object keys in the order the event sent them), so every JSON type groups, and
+ * 150 and "150" are two groups; a JSON null groups with the missing values. Ingest stored the
+ * payload as JSON.stringify wrote it, so one number is always spelt one way (150.0 and 1.5e2
+ * arrived as 150). `dataset` comes out as the dataset_id.
  */
-export function compileDuckDbGroupKey(field: FieldRef): SqlFragment {
-  if (field.kind === 'payload') return { sql: 'json_extract_string(payload, ?)', params: [jsonPointer(field.path)] };
+export function compileDuckDbGroupKey(field: FieldRef): CompiledGroupKey {
+  if (field.kind === 'payload') return { sql: "NULLIF(json_extract(payload, ?)::VARCHAR, 'null')", params: [jsonPointer(field.path)] };
   switch (field.name) {
     case 'dataset':
       return { sql: 'dataset_id', params: [] };
@@ -25,18 +33,30 @@ export function compileDuckDbGroupKey(field: FieldRef): SqlFragment {
   }
 }
 
+/** Object and array values nest at most this deep in an answer (ingest's payload bound). */
+const maxValueDepth = 32;
+
+function nestedWithin(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (levels <= 0) return false;
+  return Object.values(value).every((v) => nestedWithin(v, levels - 1));
+}
+
 /**
- * The API `value` of a group key as DuckDB returned it: the dataset name (via the caller's
- * dataset_id → name map of the tenant's datasets), the severity name, ISO times, numbers for
- * bytes_raw, strings otherwise; null for the group of events missing the field.
+ * The API `value` of a group key as DuckDB returned it: payload values as the JSON value they
+ * are (string, number, boolean, object, array), the dataset name (via the caller's dataset_id
+ * → name map of the tenant's datasets), the severity name, ISO times, numbers for bytes_raw,
+ * strings otherwise; null for the group of events missing the field. An object or array nested
+ * deeper than ingest allows (stored before the bound existed) stays its JSON text, so the
+ * answer can always be serialised.
  */
-export function decodeGroupValue(
-  field: FieldRef,
-  raw: unknown,
-  datasetNamesById: ReadonlyMap<string, string>,
-): string | number | null {
+export function decodeGroupValue(field: FieldRef, raw: unknown, datasetNamesById: ReadonlyMap<string, string>): GroupValue {
   if (raw === null || raw === undefined) return null;
-  if (field.kind === 'payload') return String(raw);
+  if (field.kind === 'payload') {
+    const text = String(raw);
+    const value = JSON.parse(text) as GroupValue;
+    return nestedWithin(value, maxValueDepth) ? value : text;
+  }
   switch (field.name) {
     case 'dataset':
       return datasetNamesById.get(String(raw)) ?? null;

@@ -30,7 +30,7 @@ export {
   type SqlFragment,
   type SqlParam,
 } from './duckdb.js';
-export { compileDuckDbGroupKey, decodeGroupValue } from './duckdb-group.js';
+export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
 
 /** Live tail streams events; it cannot aggregate (SPEC.md §4.2). */
 export function rejectAggregationForTail(query: SoqlQuery): void {

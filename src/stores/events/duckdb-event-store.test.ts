@@ -58,19 +58,21 @@ describe('DuckDbEventStore', () => {
     assert.equal((await store.query(b, { filter: matchAll, limit: 100 })).events.length, 1);
   });
 
-  test('aggregate: count desc, ties by value, missing values as one null group, severity names', async () => {
-    assert.deepEqual(await store.aggregate(a, { filter: matchAll, key: { kind: 'payload', path: ['group'] }, limit: 100 }), [
-      { value: 'y', count: 16 },
-      { value: 'x', count: 9 },
+  test('aggregate: count desc, ties by key, NULL last; keys as DuckDB gave them, integers as numbers', async () => {
+    const payloadKey = (pointer: string) => ({ sql: "NULLIF(json_extract(payload, ?)::VARCHAR, 'null')", params: [pointer] });
+    assert.deepEqual(await store.aggregate(a, { filter: matchAll, key: payloadKey('/group'), limit: 100 }), [
+      { key: '"y"', count: 16 },
+      { key: '"x"', count: 9 },
     ]);
-    assert.deepEqual(await store.aggregate(a, { filter: matchAll, key: { kind: 'payload', path: ['opt'] }, limit: 100 }), [
-      { value: 0, count: 10 },
-      { value: 1, count: 10 },
-      { value: null, count: 5 },
+    assert.deepEqual(await store.aggregate(a, { filter: matchAll, key: payloadKey('/opt'), limit: 100 }), [
+      { key: '0', count: 10 },
+      { key: '1', count: 10 },
+      { key: null, count: 5 },
     ]);
-    const bySeverity = await store.aggregate(a, { filter: matchAll, key: { kind: 'canonical', name: 'severity' }, limit: 2 });
-    assert.deepEqual(bySeverity, [{ value: 'debug', count: 5 }, { value: 'info', count: 5 }]);
-    assert.deepEqual(await store.aggregate(b, { filter: matchAll, key: { kind: 'canonical', name: 'dataset' }, limit: 5 }), [{ value: 'name-of-ds_1', count: 1 }]);
+    const bySeverity = await store.aggregate(a, { filter: matchAll, key: { sql: 'severity', params: [] }, limit: 2 });
+    assert.deepEqual(bySeverity, [{ key: 0, count: 5 }, { key: 1, count: 5 }]);
+    assert.deepEqual(await store.aggregate(a, { filter: matchAll, key: { sql: 'ts', params: [] }, limit: 1 }), [{ key: 1000, count: 2 }]);
+    assert.deepEqual(await store.aggregate(b, { filter: matchAll, key: { sql: 'dataset_id', params: [] }, limit: 5 }), [{ key: 'ds_1', count: 1 }]);
   });
 
   test('readAfter: oldest first from a seq; lastSeq', async () => {
@@ -96,7 +98,7 @@ describe('DuckDbEventStore', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
     const started = Date.now();
-    await store.aggregate(a, { filter: { where: "json_extract_string(payload, '$.s') LIKE ?", params: ['%9%'] }, key: { kind: 'payload', path: ['s'] }, limit: 100 });
+    await store.aggregate(a, { filter: { where: "json_extract_string(payload, '$.s') LIKE ?", params: ['%9%'] }, key: { sql: "json_extract_string(payload, '$.s')", params: [] }, limit: 100 });
     const elapsed = Date.now() - started;
     clearInterval(timer);
     // the timer kept firing during the query: the event loop was not blocked

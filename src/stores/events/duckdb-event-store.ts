@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
-import { severities, type StoredEvent } from './event-record.js';
+import type { StoredEvent } from './event-record.js';
 import type {
   AggregateRequest,
   AppendResult,
@@ -10,17 +10,19 @@ import type {
   EventPage,
   EventPageRequest,
   EventStore,
-  FieldStat,
+  FieldStats,
   FieldStatsRequest,
-  GroupRow,
   NewEvent,
+  RawGroupRow,
   TailRequest,
 } from './event-store.js';
 import { EventStoreLockedError } from './event-store.js';
 
 export { EventStoreLockedError };
 import { GroupCommitWriter } from './duckdb-writer.js';
-import { eventColumns, jsonPath, leafPaths, schemaSql, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
+import { eventColumns, schemaSql, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
+import { discoverFields, fieldStatsLimits } from './field-stats.js';
+import { ReadGate } from './read-gate.js';
 
 export interface DuckDbEventStoreOptions {
   /** Directory holding events.duckdb (OPS_DATA_DIR/events). */
@@ -37,7 +39,11 @@ export function eventStoreSettings(tempDirectory: string, options: { memoryLimit
   return {
     memory_limit: options.memoryLimit ?? '192MB',
     threads: String(options.threads ?? 2),
+    // Hash aggregates and sorts spill here past memory_limit; the cap keeps one big query from
+    // filling the disk the events live on (past it the query fails like one out of memory:
+    // ReadGate, a 400 for /query). The default is 90% of the free disk.
     temp_directory: tempDirectory,
+    max_temp_directory_size: '2GB',
     // seq carries the order; without preserving it DuckDB inserts in parallel with less memory.
     preserve_insertion_order: 'false',
     // Each automatic checkpoint re-compresses the open row group and stalls the committing
@@ -47,15 +53,12 @@ export function eventStoreSettings(tempDirectory: string, options: { memoryLimit
   };
 }
 
-/** Candidate payload paths examined by fieldStats (the leaves of the merged structure). */
-const maxCandidatePaths = 400;
-/** Recent events of the window the samples are drawn from. */
-const sampleRows = 2_000;
-
 export class DuckDbEventStore implements EventStore {
   private closed = false;
   /** The last queued deleteBefore; see there. */
   private deletes: Promise<unknown> = Promise.resolve();
+  /** Retries a read that ran out of memory beside others with the engine to itself. */
+  private readonly gate = new ReadGate();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -92,8 +95,15 @@ export class DuckDbEventStore implements EventStore {
     return new DuckDbEventStore(instance, connection, writer, options.names, tenants);
   }
 
-  /** Runs one read on its own connection, so reads run in parallel with the writer. */
-  private async read(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
+  /**
+   * Runs one read on its own connection, so reads run in parallel with the writer. A read that
+   * runs out of memory fails alone with EventStoreResourceError (ReadGate).
+   */
+  private read(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
+    return this.gate.run(() => this.readOnce(sql, params));
+  }
+
+  private async readOnce(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
     if (this.closed) throw new Error('event store closed');
     const connection = await this.instance.connect();
     try {
@@ -133,32 +143,17 @@ export class DuckDbEventStore implements EventStore {
     return { events, next: rows.length > request.limit && last ? { ts: last.ts, event_id: last.event_id } : undefined };
   }
 
-  async aggregate(tenant: Tenant, request: AggregateRequest): Promise<GroupRow[]> {
-    const { key } = request;
-    let expression: string;
-    if (key.kind === 'payload') {
-      const p = jsonPath(key.path);
-      expression = p ? `NULLIF(json_extract(payload, ${p})::VARCHAR, 'null')` : 'NULL::VARCHAR';
-    } else {
-      const column = key.name === 'dataset' ? 'dataset_id' : key.name;
-      expression = key.name === 'event_id' ? 'event_id::VARCHAR' : column;
-    }
+  async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
+    // The key's `?` come first in the text (SELECT list); GROUP BY 1 avoids repeating them.
     const rows = await this.read(
-      `SELECT ${expression} AS value, count(*) AS n FROM events WHERE ${tenantWhere} AND (${request.filter.where}) ` +
+      `SELECT ${request.key.sql} AS value, count(*) AS n FROM events WHERE ${tenantWhere} AND (${request.filter.where}) ` +
         `GROUP BY 1 ORDER BY n DESC, value ASC NULLS LAST LIMIT ${Math.trunc(request.limit)}`,
-      [...this.tenantParams(tenant), ...request.filter.params],
+      [...request.key.params, ...this.tenantParams(tenant), ...request.filter.params],
     );
-    const names = key.kind === 'canonical' && key.name === 'dataset' ? await this.resolveNames(tenant, rows, 0, request.names) : undefined;
     return rows.map((r) => {
       const raw = r[0];
-      let value: GroupRow['value'];
-      if (raw === null || raw === undefined) value = null;
-      else if (key.kind === 'payload') value = JSON.parse(raw as string) as GroupRow['value'];
-      else if (key.name === 'severity') value = severities[Number(raw)] ?? null;
-      else if (names) value = names.get(raw as string) ?? (raw as string);
-      else if (typeof raw === 'bigint' || typeof raw === 'number') value = Number(raw);
-      else value = raw as string;
-      return { value, count: Number(r[1]) };
+      const key = raw === null || raw === undefined ? null : typeof raw === 'bigint' ? Number(raw) : (raw as string | number | boolean);
+      return { key, count: Number(r[1]) };
     });
   }
 
@@ -174,38 +169,40 @@ export class DuckDbEventStore implements EventStore {
     return counts;
   }
 
-  async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStat[]> {
+  /**
+   * Discovery over a bounded sample (fieldStatsLimits): the newest events of the window, at
+   * most 2,000 and 2 MB of payload text, read in three small statements (their seqs, then
+   * their sizes, then the payloads that fit), and walked in discoverFields.
+   */
+  async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
     const where = `${tenantWhere} AND dataset_id = ? AND ts >= ?`;
     const params: DuckDBValue[] = [...this.tenantParams(tenant), request.datasetId, request.sinceMs];
-    const [structureRow] = await this.read(`SELECT json_group_structure(payload::JSON)::VARCHAR FROM events WHERE ${where}`, params);
-    const structureText = structureRow?.[0] as string | null | undefined;
-    if (!structureText) return [];
-    const candidates = leafPaths(JSON.parse(structureText))
-      .map((p) => ({ key: p.join('.'), path: jsonPath(p) }))
-      .filter((c): c is { key: string; path: string } => c.path !== undefined)
-      .slice(0, maxCandidatePaths);
-    if (!candidates.length) return [];
-    const extract = (p: string) => `NULLIF(json_extract(payload, ${p})::VARCHAR, 'null')`;
-    const [counts] = await this.read(
-      `SELECT ${candidates.map((c) => `approx_count_distinct(${extract(c.path)})`).join(', ')} FROM events WHERE ${where}`,
-      params,
+    const limit = fieldStatsLimits.sampleEvents;
+    const newest = await this.read(`SELECT seq FROM events WHERE ${where} ORDER BY seq DESC LIMIT ${limit}`, params);
+    const oldest = newest[newest.length - 1]?.[0];
+    if (oldest === undefined) return { fields: [], sampledEvents: 0, truncated: false };
+    const sizes = await this.read(
+      `SELECT seq, strlen(payload) FROM events WHERE ${where} AND seq >= ? ORDER BY seq DESC LIMIT ${limit}`,
+      [...params, oldest],
     );
-    const ranked = candidates
-      .map((c, i) => ({ ...c, cardinality: Number(counts?.[i] ?? 0) }))
-      .sort((a, b) => b.cardinality - a.cardinality || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      .slice(0, request.maxKeys);
-    const sampleExpr = (p: string) =>
-      `array_slice(list(DISTINCT json_extract_string(payload, ${p})) FILTER (WHERE ${extract(p)} IS NOT NULL), 1, ${request.maxSamples})`;
-    const [samples] = await this.read(
-      `SELECT ${ranked.map((c) => sampleExpr(c.path)).join(', ')} FROM ` +
-        `(SELECT payload FROM events WHERE ${where} ORDER BY seq DESC LIMIT ${sampleRows})`,
-      params,
+    const to = sizes[0]?.[0] ?? oldest;
+    let from = to;
+    let bytes = 0;
+    let count = 0;
+    for (const [seq, size] of sizes) {
+      bytes += Number(size);
+      if (count > 0 && bytes > fieldStatsLimits.sampleBytes) break;
+      from = seq!;
+      count++;
+    }
+    // Between the seqs measured: events appended meanwhile are not in the byte count.
+    const rows = await this.read(`SELECT payload FROM events WHERE ${where} AND seq BETWEEN ? AND ? ORDER BY seq DESC`, [...params, from, to]);
+    const { fields, truncated } = discoverFields(
+      rows.map((r) => r[0] as string),
+      request.maxKeys,
+      request.maxSamples,
     );
-    return ranked.map((c, i) => {
-      const list = samples?.[i] as { items?: unknown[] } | null | undefined;
-      const items = (list?.items ?? []).filter((v): v is string => typeof v === 'string').sort();
-      return { key: c.key, cardinality: c.cardinality, samples: items.slice(0, request.maxSamples) };
-    });
+    return { fields, sampledEvents: rows.length, truncated };
   }
 
   /**

@@ -83,15 +83,6 @@ export const sqlString = (value: string): string => `'${value.replace(/'/g, "''"
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const isUuid = (value: string): boolean => uuidPattern.test(value);
 
-/**
- * A JSON path literal for payload keys (`$."match"."map"`). Keys holding a quote or a
- * backslash cannot be expressed in DuckDB's path syntax: undefined.
- */
-export function jsonPath(path: readonly string[]): string | undefined {
-  if (path.some((key) => /["\\]/.test(key) || key === '')) return undefined;
-  return sqlString(`$${path.map((key) => `."${key}"`).join('')}`);
-}
-
 /** Columns selected for a StoredEvent, in the order `toStoredEvent` reads them. */
 export const eventColumns =
   'seq, dataset_id, event_id::VARCHAR AS event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
@@ -112,14 +103,4 @@ export function toStoredEvent(row: DuckDBValue[], names: ReadonlyMap<string, str
     payloadJson: row[10] as string,
     bytes_raw: Number(row[11]),
   };
-}
-
-/** Leaf dot paths of a `json_group_structure` result (arrays and scalars are leaves). */
-export function leafPaths(structure: unknown, prefix: string[] = [], out: string[][] = []): string[][] {
-  if (structure && typeof structure === 'object' && !Array.isArray(structure)) {
-    for (const [key, child] of Object.entries(structure)) leafPaths(child, [...prefix, key], out);
-  } else if (prefix.length) {
-    out.push(prefix);
-  }
-  return out;
 }

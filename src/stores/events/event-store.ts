@@ -68,26 +68,29 @@ export interface EventPage {
   next: EventKey | undefined;
 }
 
-/** What to group by: a canonical column, or a payload path (['match', 'map'] = payload.match.map). */
-export type GroupKey =
-  | { kind: 'canonical'; name: 'dataset' | 'severity' | 'event' | 'actor' | 'source' | 'message' | 'event_id' | 'bytes_raw' | 'ts' | 'ingested_at' }
-  | { kind: 'payload'; path: string[] };
+/**
+ * What to group by: a SQL expression over the columns of `events`, compiled by SOQL
+ * (compileDuckDbGroupKey) like the filter, with its `?` values. The store groups by it and
+ * hands each group's key back as DuckDB returned it; SOQL decodes it (decodeGroupValue).
+ */
+export interface CompiledGroupKey {
+  sql: string;
+  params: ReadonlyArray<string | number | boolean | null>;
+}
 
 export interface AggregateRequest {
   filter: CompiledFilter;
-  key: GroupKey;
+  key: CompiledGroupKey;
   /** Maximum group rows (SPEC: 100). */
   limit: number;
-  /** As EventPageRequest.names. */
-  names?: ReadonlyMap<string, string>;
 }
 
 /**
- * One group: `value` is the field's value (severity and dataset as names, payload values as
- * their JSON type), null for events without the field. Ordered by count desc, then value.
+ * One group as the store found it: `key` is the key expression's value (NULL for the events
+ * without the field; integers as numbers). Ordered by count desc, then key asc, NULL last.
  */
-export interface GroupRow {
-  value: string | number | boolean | null;
+export interface RawGroupRow {
+  key: string | number | boolean | null;
   count: number;
 }
 
@@ -108,6 +111,15 @@ export interface FieldStatsRequest {
   maxSamples: number;
 }
 
+/** Payload fields of a dataset, from a bounded sample of its newest events. */
+export interface FieldStats {
+  fields: FieldStat[];
+  /** Events the fields were drawn from (the newest of the window, within the sample's bounds). */
+  sampledEvents: number;
+  /** True when a bound stopped discovery: too many distinct paths, or nesting too deep. */
+  truncated: boolean;
+}
+
 export interface TailRequest {
   /** Events with seq > afterSeq, oldest first. */
   afterSeq: number;
@@ -121,11 +133,11 @@ export interface EventStore {
   /** One page, newest first (ts desc, event_id desc). */
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
   /** Group-by count. */
-  aggregate(tenant: Tenant, request: AggregateRequest): Promise<GroupRow[]>;
+  aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
   /** Event counts per dataset id with ts >= sinceMs, from the per-minute rollup. */
   rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>>;
   /** Payload field statistics of one dataset, for the schema endpoint. */
-  fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStat[]>;
+  fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats>;
   /** Deletes the dataset's events with ts < beforeMs; returns how many. */
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   /** Live tail: events after a position, oldest first. */
@@ -142,6 +154,18 @@ export type DatasetNameResolver = (tenant: Tenant, ids: readonly string[]) => Pr
 
 /** The filter that matches everything. */
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
+
+/**
+ * A read the engine could not run within its resources (DuckDB's "Out of Memory Error": the
+ * memory limit, or the spill directory full) even with the engine to itself: the read's own
+ * size, not its neighbours'. Callers answer it as the caller's request being too big.
+ */
+export class EventStoreResourceError extends Error {
+  constructor(cause: unknown) {
+    super('the read needs more memory than the event store may use for one read', { cause });
+    this.name = 'EventStoreResourceError';
+  }
+}
 
 /**
  * Thrown when another process holds the store (DuckDB allows one writing process). Declared

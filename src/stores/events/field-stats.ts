@@ -1,0 +1,92 @@
+import type { FieldStat } from './event-store.js';
+
+/**
+ * Bounds of schema discovery (docs/decisions.md, "Hardening: event bounds"): whatever is
+ * stored, one discovery reads at most `sampleEvents` events and `sampleBytes` of payload text
+ * (the newest of the window), follows nesting `depth` levels (the payload object is level 1)
+ * and collects at most `paths` distinct paths. Its memory is a small multiple of the sample.
+ */
+export const fieldStatsLimits = { sampleEvents: 2_000, sampleBytes: 2_000_000, depth: 32, paths: 1_000 } as const;
+
+interface PathStats {
+  /** Distinct values, as `s` + string or `j` + JSON text. */
+  values: Set<string>;
+  /** The first distinct values seen (newest events first), as strings. */
+  samples: string[];
+}
+
+/** An array nested at most `levels` levels below and including itself (so JSON.stringify is safe). */
+function shallow(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (levels <= 0) return false;
+  if (Array.isArray(value)) return value.every((v) => shallow(v, levels - 1));
+  for (const key in value) if (!shallow((value as Record<string, unknown>)[key], levels - 1)) return false;
+  return true;
+}
+
+/**
+ * Payload fields from payload texts (newest first): leaf dot paths (arrays and scalars are
+ * leaves; nested objects flatten to `match.map`), ranked by distinct values in the sample,
+ * then by key; up to `maxSamples` values each, as strings, sorted. Keys holding `"` or `\`
+ * (or empty) are skipped. `truncated` when a bound left something out.
+ */
+export function discoverFields(payloads: Iterable<string>, maxKeys: number, maxSamples: number): { fields: FieldStat[]; truncated: boolean } {
+  const paths = new Map<string, PathStats>();
+  let truncated = false;
+
+  const record = (path: string, value: unknown, depth: number) => {
+    let stats = paths.get(path);
+    if (!stats) {
+      if (paths.size >= fieldStatsLimits.paths) {
+        truncated = true;
+        return;
+      }
+      stats = { values: new Set(), samples: [] };
+      paths.set(path, stats);
+    }
+    if (value === null) return;
+    let text: string;
+    if (typeof value === 'string') {
+      text = value;
+      stats.values.add(`s${value}`);
+    } else {
+      if (!shallow(value, fieldStatsLimits.depth - depth + 1)) {
+        truncated = true;
+        return;
+      }
+      text = JSON.stringify(value);
+      stats.values.add(`j${text}`);
+    }
+    if (stats.samples.length < maxSamples && !stats.samples.includes(text)) stats.samples.push(text);
+  };
+
+  const walk = (object: Record<string, unknown>, prefix: string, depth: number) => {
+    for (const key in object) {
+      if (key === '' || key.includes('"') || key.includes('\\')) continue;
+      const path = prefix ? `${prefix}.${key}` : key;
+      const value = object[key];
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        if (depth >= fieldStatsLimits.depth) truncated = true;
+        else walk(value as Record<string, unknown>, path, depth + 1);
+      } else {
+        record(path, value, depth + 1);
+      }
+    }
+  };
+
+  for (const text of payloads) {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) walk(payload as Record<string, unknown>, '', 1);
+  }
+
+  const ranked = [...paths]
+    .map(([key, stats]) => ({ key, cardinality: stats.values.size, samples: stats.samples }))
+    .sort((a, b) => b.cardinality - a.cardinality || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, maxKeys);
+  return { fields: ranked.map((f) => ({ ...f, samples: [...f.samples].sort() })), truncated };
+}
