@@ -276,13 +276,43 @@ export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
   return { events, failures };
 }
 
+/** A body that failed JSON.parse: do its first two non-empty lines each hold a JSON object? */
+function looksLikeNdjson(buffer: Buffer): boolean {
+  const lines = buffer.toString('utf8', 0, Math.min(buffer.length, 2 * ingestLimits.eventBytes)).split('\n');
+  let objects = 0;
+  for (const line of lines) {
+    if (!line.trim()) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+    } catch {
+      return false;
+    }
+    if (++objects === 2) return true;
+  }
+  return false;
+}
+
+/**
+ * The payload bounds for a payload built by another path than ingest (a log entry's `meta`):
+ * the message of the bound it passes, or undefined within them. Safe on any depth.
+ */
+export function payloadShapeProblem(payload: object): string | undefined {
+  const result = measure(payload, 1, 0);
+  return result < 0 ? shapeError(result).message : undefined;
+}
+
 /** application/json: an array of events or one event object. */
 export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
   let value: unknown;
   try {
     value = JSON.parse(buffer.toString('utf8'));
   } catch {
-    throw badRequest('the request body is not valid JSON');
+    throw badRequest(
+      looksLikeNdjson(buffer)
+        ? 'the request body is one JSON object per line (NDJSON), not one JSON value: send it with Content-Type: application/x-ndjson'
+        : 'the request body is not valid JSON',
+    );
   }
   const single = !Array.isArray(value);
   if (single && (value === null || typeof value !== 'object')) throw badRequest('the body must be a JSON array of events or one event object');

@@ -132,7 +132,7 @@ describe('every error is the envelope, from any layer', () => {
     assert.equal(res.status, 200, res.text);
   });
 
-  test('a 415 names the content types the endpoint takes', async () => {
+  test('a 415 names the content types the endpoint takes; NDJSON sent as JSON is told its type', async () => {
     const query = await s.request('POST', '/query', { body: 'severity >= warn', headers: { 'content-type': 'text/plain' } });
     assert.equal(query.status, 415, query.text);
     assert.equal(query.body.error.code, 'unsupported_type');
@@ -144,6 +144,13 @@ describe('every error is the envelope, from any layer', () => {
     assert.equal(mediaJson.status, 415, mediaJson.text);
     assert.match(mediaJson.body.error.message, /multipart\/form-data/);
     assert.match(mediaJson.body.error.message, /\/media\/base64/);
+    // NDJSON sent as application/json: told the type that takes it.
+    const ndjson = await s.request('POST', '/datasets/hint/ingest', { body: '{"event":"a"}\n{"event":"b"}\n', headers: { 'content-type': 'application/json' } });
+    assert.equal(ndjson.status, 400, ndjson.text);
+    assert.match(ndjson.body.error.message, /Content-Type: application\/x-ndjson/);
+    const broken = await s.request('POST', '/datasets/hint/ingest', { body: '{"event":', headers: { 'content-type': 'application/json' } });
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.error.message, 'the request body is not valid JSON');
   });
 
   test('an announced endpoint\'s 501 is logged as one info line, not an error with a stack', async () => {

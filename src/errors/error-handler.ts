@@ -5,6 +5,7 @@ import { AppError } from './app-error.js';
 import type { ErrorCode } from './codes.js';
 import { redactTokens } from '../http/redact.js';
 import { newId } from '../shared/ids.js';
+import { EventStoreResourceError } from '../stores/events/event-store.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */
 function errorBody(error: AppError, requestId: string): string {
@@ -57,6 +58,10 @@ function acceptedTypes(request: FastifyRequest): string {
 /** Fastify's own failures (body parsing, validation, limits) in our vocabulary. */
 function translate(error: FastifyError & { validation?: ValidationItem[]; validationContext?: string }, request: FastifyRequest): AppError | undefined {
   if (error.validation) return validationError(error.validation, error.validationContext);
+  // Any read the event store could not fit in its memory even alone (POST /query words its own).
+  if (error instanceof EventStoreResourceError) {
+    return new AppError('bad_request', 'the request needs more memory than one request may use on the event store; narrow it (a shorter time range, more conditions)');
+  }
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (error.statusCode === 415 && !(error instanceof AppError))) {
     const declared = request.headers['content-type'];
     return new AppError(

@@ -1,13 +1,13 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../app/context.js';
 import type { AuthContext } from '../auth/auth-context.js';
-import { tooLarge } from '../errors/app-error.js';
+import { badRequest, tooLarge } from '../errors/app-error.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { severities, type Severity, type StoredEvent } from '../stores/events/event-record.js';
 import type { CompiledFilter, EventKey, NewEvent } from '../stores/events/event-store.js';
 import { defaultDatasetName } from '../datasets/dataset-service.js';
-import { ingestLimits } from '../datasets/ingest-parse.js';
+import { ingestLimits, payloadShapeProblem } from '../datasets/ingest-parse.js';
 import { eventsRuntime } from '../datasets/runtime.js';
 import { storeEvents } from '../datasets/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
@@ -45,6 +45,9 @@ export class LogsService {
     const { tenant, plan } = auth;
     const runtime = await eventsRuntime(this.ctx);
     const target = await runtime.datasets.ingestTarget(tenant, plan, logsDataset);
+    // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
+    const problem = payloadShapeProblem(meta);
+    if (problem) throw badRequest(problem.replace('the payload', 'meta'));
     const payload = target.overflowFrom !== undefined ? { ...meta, _dataset: target.overflowFrom } : meta;
     const body = JSON.stringify({ message, payload });
     const bytes = Buffer.byteLength(body);

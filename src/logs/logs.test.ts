@@ -32,6 +32,21 @@ describe('log entries (OPS_FEATURES=logs)', () => {
     assert.equal(eventIdOf('log_81J00000000000000000000000'), undefined, 'more than 128 bits');
   });
 
+  test('meta nested past the payload bounds is 400 bad_request, not a stack overflow (500)', async () => {
+    const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+    for (const levels of [33, 5_000]) {
+      const res = await s.request('POST', '/logs', { body: `{"level":"info","message":"deep","meta":${deep(levels)}}`, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.error.code, 'bad_request');
+      assert.match(res.body.error.message, /meta nests objects and arrays more than 32 levels/);
+    }
+    const wide = Object.fromEntries(Array.from({ length: 1_001 }, (_, i) => [`k${i}`, i]));
+    const res = await post({ level: 'info', message: 'wide', meta: wide });
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.body.error.message, /meta has more than 1000 keys/);
+    assert.equal((await post({ level: 'info', message: 'ok', meta: JSON.parse(deep(32)) as object })).status, 201);
+  });
+
   test('POST /logs: 201 with every field of the Log entry shape; GET /logs/{id} returns it', async () => {
     const r = await post({ level: 'warn', message: 'disk almost full', meta: { server: 'eu-1', used: 0.93, tags: ['a'] } });
     assert.equal(r.status, 201, r.text);
