@@ -141,10 +141,11 @@ function measure(value: object, depth: number, keys: number): number {
   return keys;
 }
 
-function shapeError(result: number): EventError {
+/** `subject` names what was measured: an event's payload, or a log entry's meta. */
+function shapeError(result: number, subject = 'payload'): EventError {
   return result === tooDeep
-    ? new EventError(`the payload nests objects and arrays more than ${payloadLimits.depth} levels deep (the payload object is level 1); at most ${payloadLimits.depth} levels are accepted`)
-    : new EventError(`the payload has more than ${payloadLimits.keys} keys (counting the keys of nested objects); at most ${payloadLimits.keys} are accepted`);
+    ? new EventError(`the ${subject} nests objects and arrays more than ${payloadLimits.depth} levels deep (the ${subject} object is level 1); at most ${payloadLimits.depth} levels are accepted`)
+    : new EventError(`the ${subject} has more than ${payloadLimits.keys} keys (counting the keys of nested objects); at most ${payloadLimits.keys} are accepted`);
 }
 
 /**
@@ -297,9 +298,9 @@ function looksLikeNdjson(buffer: Buffer): boolean {
  * The payload bounds for a payload built by another path than ingest (a log entry's `meta`):
  * the message of the bound it passes, or undefined within them. Safe on any depth.
  */
-export function payloadShapeProblem(payload: object): string | undefined {
+export function payloadShapeProblem(payload: object, subject: string): string | undefined {
   const result = measure(payload, 1, 0);
-  return result < 0 ? shapeError(result).message : undefined;
+  return result < 0 ? shapeError(result, subject).message : undefined;
 }
 
 /** application/json: an array of events or one event object. */

@@ -8,7 +8,7 @@ import { newId } from '../shared/ids.js';
 import { EventStoreResourceError } from '../stores/events/event-store.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */
-function errorBody(error: AppError, requestId: string): string {
+export function errorBody(error: AppError, requestId: string): string {
   return redactTokens(JSON.stringify({ error: { code: error.code, message: error.message, ...error.extra, request_id: requestId } }));
 }
 

@@ -46,8 +46,8 @@ export class LogsService {
     const runtime = await eventsRuntime(this.ctx);
     const target = await runtime.datasets.ingestTarget(tenant, plan, logsDataset);
     // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
-    const problem = payloadShapeProblem(meta);
-    if (problem) throw badRequest(problem.replace('the payload', 'meta'));
+    const problem = payloadShapeProblem(meta, 'meta');
+    if (problem) throw badRequest(problem);
     const payload = target.overflowFrom !== undefined ? { ...meta, _dataset: target.overflowFrom } : meta;
     const body = JSON.stringify({ message, payload });
     const bytes = Buffer.byteLength(body);

@@ -4,7 +4,7 @@ import { mediaOf } from './services.js';
 import { contentDisposition, storageKeyPattern } from './names.js';
 import { parseRange } from './range.js';
 import { AppError } from '../errors/app-error.js';
-import { sendError } from '../errors/error-handler.js';
+import { errorBody, sendError } from '../errors/error-handler.js';
 
 /** The envelope like every other error; never cached, so a file restored later is served. */
 const notFound = (request: FastifyRequest, reply: FastifyReply) =>
@@ -43,7 +43,7 @@ export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
       // 416 with Content-Range is what range clients (video players) act on; the body is the envelope.
       reply.header('content-range', `bytes */${size}`).removeHeader('content-disposition');
       const error = new AppError('bad_request', `range not satisfiable: the file has ${size} bytes`);
-      return reply.code(416).type('application/json; charset=utf-8').send(JSON.stringify({ error: { code: error.code, message: error.message, request_id: request.id } }));
+      return reply.code(416).type('application/json; charset=utf-8').send(errorBody(error, request.id));
     }
     const part = range.kind === 'range' ? range.range : undefined;
     reply.type(row.content_type).header('content-length', part ? part.end - part.start + 1 : size);
