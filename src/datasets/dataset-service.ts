@@ -3,7 +3,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { PlanCatalogue } from '../plans/catalogue.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
-import type { Tenant } from '../tenancy/tenant.js';
+import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
 import { newId } from '../shared/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../errors/app-error.js';
@@ -32,7 +32,6 @@ export interface IngestTarget {
 }
 
 const cacheTtlMs = 5_000;
-const tenantKey = (t: Tenant) => `${t.orgId}|${t.projectId}|${t.mode}`;
 
 /** Datasets: metadata rows in the tenant's scope; events live in the event store. */
 export class DatasetService {

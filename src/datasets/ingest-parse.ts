@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
+import { isUuidAnyCase } from '../shared/ids.js';
 import type { NewEvent } from '../stores/events/event-store.js';
 
 /** DECISIONS §9 limits (MB/KB are decimal, as everywhere in the product). */
@@ -88,7 +89,6 @@ function newEventId(): string {
   return uuidv7({ random });
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const textFields = ['event', 'actor', 'source', 'message'] as const;
 
 class EventError extends Error {}
@@ -195,7 +195,7 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   let eventId: string;
   const clientEventId = e.event_id !== undefined && e.event_id !== null;
   if (clientEventId) {
-    if (typeof e.event_id !== 'string' || !uuidPattern.test(e.event_id)) throw new EventError('event_id must be a UUID');
+    if (typeof e.event_id !== 'string' || !isUuidAnyCase(e.event_id)) throw new EventError('event_id must be a UUID');
     eventId = e.event_id.toLowerCase();
   } else {
     eventId = newEventId();

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import type { EventStore } from '../stores/events/event-store.js';
+import { openEventStore } from '../stores/events/open-event-store.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -31,10 +32,7 @@ export interface EventsRuntimeOptions {
 /** Opens an event store on the context's data directory (the caller closes it). */
 export async function openRuntime(ctx: AppContext, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
   const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
-  // Loaded on first use: DuckDB's library costs ~25 MB of memory in a process (a media-only
-  // installation, an opsctl command) that never touches events.
-  const { DuckDbEventStore } = await import('../stores/events/duckdb-event-store.js');
-  const store = await DuckDbEventStore.open({
+  const store = await openEventStore({
     dir: eventsDir(ctx),
     names: (tenant, ids) => datasets.namesOf(tenant, ids),
     now: () => ctx.clock.now(),

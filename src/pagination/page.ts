@@ -9,8 +9,6 @@ export const PageQuery = Type.Object({
 });
 export type PageQuery = Static<typeof PageQuery>;
 
-export const tenantKey = (tenant: Tenant): string => `${tenant.orgId}/${tenant.projectId}/${tenant.mode}`;
-
 export interface PageRequest {
   limit: number;
   /** keyset position after which the page starts; undefined for the first page */

@@ -9,7 +9,8 @@
 import crypto from 'node:crypto';
 import { badRequest } from '../errors/app-error.js';
 import type { CursorCodec } from '../pagination/cursor.js';
-import { tenantKey } from '../pagination/page.js';
+import { tenantKey } from '../tenancy/tenant.js';
+import { isUuid } from '../shared/ids.js';
 import { EventStoreResourceError, type EventKey, type EventStore } from '../stores/events/event-store.js';
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -54,8 +55,6 @@ export interface QueryServiceDeps {
 export const queryListName = (query: SoqlQuery): string =>
   `query:${crypto.createHash('sha256').update(printSoql(query)).digest('base64url')}`;
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** Reads a cursor key [ts, event_id, now]; anything else is a 400 like a tampered cursor. */
 function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: number } {
   const [ts, eventId, now] = key;
@@ -64,7 +63,7 @@ function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: n
     typeof ts !== 'number' ||
     !Number.isSafeInteger(ts) ||
     typeof eventId !== 'string' ||
-    !uuidPattern.test(eventId) ||
+    !isUuid(eventId) ||
     typeof now !== 'number' ||
     !Number.isSafeInteger(now)
   ) {

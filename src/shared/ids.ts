@@ -23,3 +23,10 @@ export const newId = {
 // cost nothing per request, where a ULID draws random bytes every time.
 const requestPrefix = crypto.randomBytes(8).toString('hex');
 let requestCounter = 0;
+
+/** A canonical UUID, lower case (how the API writes them and the event store reads them). */
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const isUuid = (value: string): boolean => uuidPattern.test(value);
+const uuidAnyCasePattern = new RegExp(uuidPattern.source, 'i');
+/** A UUID in either case, as clients may send one (normalise with toLowerCase before storing). */
+export const isUuidAnyCase = (value: string): boolean => uuidAnyCasePattern.test(value);

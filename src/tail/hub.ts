@@ -3,7 +3,7 @@ import { matchAll, type EventStore } from '../stores/events/event-store.js';
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { EventPredicate } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
-import type { Tenant } from '../tenancy/tenant.js';
+import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';
 import { TailSession, type FeedBatch } from './session.js';
 
@@ -56,8 +56,6 @@ export interface OpenSession {
   res: ServerResponse;
   slot: Slot;
 }
-
-const tenantKey = (t: Tenant) => `${t.orgId}\u0000${t.projectId}\u0000${t.mode}`;
 
 class TenantFeed {
   readonly sessions = new Set<TailSession>();

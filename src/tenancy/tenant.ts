@@ -10,3 +10,10 @@ export interface Tenant {
   readonly projectId: string;
   readonly mode: Mode;
 }
+
+/**
+ * The tenant as one string, for maps and for binding cursors to their tenant. Org and
+ * project ids are ULIDs and the mode a word, so `/` cannot occur inside a part. Cursors
+ * signed before embed this text: changing it would invalidate every outstanding cursor.
+ */
+export const tenantKey = (tenant: Tenant): string => `${tenant.orgId}/${tenant.projectId}/${tenant.mode}`;

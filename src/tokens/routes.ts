@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
-import { PageQuery, tenantKey } from '../pagination/page.js';
+import { PageQuery } from '../pagination/page.js';
+import { tenantKey } from '../tenancy/tenant.js';
 import { DateTime } from '../http/schemas.js';
 import { scopes } from '../auth/scopes.js';
 

@@ -74,8 +74,7 @@ export function parseNumber(text: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (text: string): boolean => UUID.test(text);
+export { isUuidAnyCase as isUuid } from '../../shared/ids.js';
 
 /** Index into `severities` of a severity name in any case, else -1. */
 export const severityLevel = (text: string): number =>
