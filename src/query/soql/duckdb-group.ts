@@ -17,12 +17,14 @@ export type GroupValue = string | number | boolean | null | GroupValue[] | { [ke
 /**
  * The SQL expression to GROUP BY. A payload value comes out as its JSON text as DuckDB writes
  * it (compact; object keys in the order the event sent them), so every JSON type groups, and
- * 150 and "150" are two groups; a JSON null groups with the missing values. Ingest stored the
- * payload as JSON.stringify wrote it, so one number is always spelt one way (150.0 and 1.5e2
- * arrived as 150). `dataset` comes out as the dataset_id.
+ * 150 and "150" are two groups; a JSON null groups with the missing values, and so does every
+ * value of a payload DuckDB's JSON reader refuses (TRY; see `json` in duckdb.ts). Ingest stored
+ * the payload as JSON.stringify wrote it, so one number is always spelt one way (150.0 and
+ * 1.5e2 arrived as 150). `dataset` comes out as the dataset_id. The path is a `?` parameter
+ * (a JSON pointer), like every payload path of the filter.
  */
 export function compileDuckDbGroupKey(field: FieldRef): CompiledGroupKey {
-  if (field.kind === 'payload') return { sql: "NULLIF(json_extract(payload, ?)::VARCHAR, 'null')", params: [jsonPointer(field.path)] };
+  if (field.kind === 'payload') return { sql: "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')", params: [jsonPointer(field.path)] };
   switch (field.name) {
     case 'dataset':
       return { sql: 'dataset_id', params: [] };

@@ -1,14 +1,23 @@
 /**
  * Compiles a SOQL filter to a parameterised DuckDB boolean expression over the `events` table
- * (layout in stores/events/event-record.ts). No text of the query is ever spliced into the SQL:
- * every value, pattern and JSON path is a `?` parameter, and the SQL text is built only from
- * constants in this file. Parameters appear in `params` in the order of their `?`.
+ * (layout in stores/events/event-record.ts, DDL `schemaSql` in stores/events/duckdb-sql.ts).
+ *
+ * No text of the query is spliced into the SQL. Every value, LIKE pattern, time bound, number,
+ * dataset id and payload path is a `?` parameter; a payload path goes in as an RFC 6901 JSON
+ * pointer (`jsonPointer`, `~` and `/` escaped) bound to DuckDB's JSON functions, never as SQL
+ * text. The SQL text is built from constants of this file plus, as identifiers, canonical
+ * field names, which the parser only admits from the closed list `canonicalFields`. What the
+ * query decides is the shape alone: which branches and how many `?` (a bare value that reads
+ * as a number adds a numeric branch, `in` one comparison per value). Parameters appear in
+ * `params` in the order of their `?`. sql-text.test.ts pins the exact text for a table of
+ * queries; the property tests check that random queries only ever yield these characters.
  *
  * Every leaf yields TRUE or FALSE, never NULL (COALESCE), so NOT behaves like the in-memory
  * evaluator (predicate.ts), whose semantics this file mirrors exactly.
  *
- * The result covers the query only: the caller must still AND in the tenant (org_id,
- * project_id, mode) and the restriction to the tenant's active datasets.
+ * The result covers the query only: the caller must still AND in the tenant (the event store
+ * adds `tenant = ?`, the `events.tenant` integer of `event_tenants`) and the restriction to
+ * the tenant's active datasets (query-service.ts).
  */
 import { AppError } from '../../errors/app-error.js';
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
@@ -140,8 +149,18 @@ class Compiler {
     }
   }
 
+  /**
+   * `fn(payload, pointer)` for one of DuckDB's JSON functions, in TRY: a payload text DuckDB's
+   * JSON reader refuses (an escaped unpaired surrogate, which JSON.parse accepted at ingest)
+   * reads as NULL, the value of a missing key, instead of failing the whole query
+   * (predicate.ts reads such a payload as empty alike).
+   */
+  private json(fn: 'json_type' | 'json_extract_string' | 'json_extract', pointer: string): string {
+    return `TRY(${fn}(payload, ${this.p(pointer)}))`;
+  }
+
   private exists(field: FieldRef): string {
-    if (field.kind === 'payload') return `(json_type(payload, ${this.p(jsonPointer(field.path))}) IS NOT NULL)`;
+    if (field.kind === 'payload') return `(${this.json('json_type', jsonPointer(field.path))} IS NOT NULL)`;
     if (field.name === 'actor' || field.name === 'source') return `(${field.name} IS NOT NULL)`;
     return 'TRUE';
   }
@@ -184,13 +203,13 @@ class Compiler {
     if (value.type !== 'text') return 'FALSE';
     if (op === '!=' || op === '!:') {
       // The presence test's parameter must be pushed before the ones of the positive test.
-      const present = `json_type(payload, ${this.p(pointer)}) IS NOT NULL`;
+      const present = `${this.json('json_type', pointer)} IS NOT NULL`;
       return `(${present} AND NOT ${this.payload(pointer, op === '!=' ? '==' : ':', value)})`;
     }
     const r = payloadReadings(value.text, value.quoted);
-    const type = (): string => `json_type(payload, ${this.p(pointer)})`;
-    const str = (): string => `json_extract_string(payload, ${this.p(pointer)})`;
-    const num = (): string => `TRY_CAST(json_extract(payload, ${this.p(pointer)}) AS DOUBLE)`;
+    const type = (): string => this.json('json_type', pointer);
+    const str = (): string => this.json('json_extract_string', pointer);
+    const num = (): string => `TRY_CAST(${this.json('json_extract', pointer)} AS DOUBLE)`;
     const branches: string[] = [];
     if (op === ':') {
       const pattern = likePattern(value.text, isWildcard(value.text, value.quoted));

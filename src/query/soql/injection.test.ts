@@ -42,8 +42,11 @@ before(async () => {
 after(() => con.closeSync());
 
 async function intact(): Promise<void> {
+  // loadEvents stores each event under two tenants.
   const count = await con.runAndReadAll('SELECT count(*) AS n FROM events');
-  assert.equal(Number(count.getRowObjects()[0]!['n']), EVENTS.length);
+  assert.equal(Number(count.getRowObjects()[0]!['n']), 2 * EVENTS.length);
+  const tenants = await con.runAndReadAll('SELECT count(*) AS n FROM event_tenants');
+  assert.equal(Number(tenants.getRowObjects()[0]!['n']), 2);
   const sentinel = await con.runAndReadAll('SELECT x FROM sentinel');
   assert.deepEqual(sentinel.getRowObjects(), [{ x: 42 }]);
 }

@@ -8,7 +8,8 @@
  * - payload values: strings compare as text; numbers numerically, and only against a bare
  *   number; booleans and null only equal a bare `true`/`false`/`null`; objects and arrays
  *   equal nothing;
- * - `f in (a, b)` is `f == a OR f == b`.
+ * - `f in (a, b)` is `f == a OR f == b`;
+ * - a payload whose JSON text DuckDB cannot read (an escaped unpaired surrogate) is empty.
  */
 import type { StoredEvent } from '../../stores/events/event-record.js';
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
@@ -26,12 +27,25 @@ export type MemoryEvent = Omit<StoredEvent, 'payloadJson'> & { payload: Record<s
 
 export type EventPredicate = (e: StoredEvent | MemoryEvent) => boolean;
 
+/**
+ * An escaped unpaired surrogate (`\ud800`) in payload JSON text: JSON.parse accepts it, and
+ * JSON.stringify writes a lone surrogate that way, but DuckDB's JSON reader refuses the whole
+ * text. Such a payload reads as empty on both back ends (duckdb.ts wraps each JSON function
+ * in TRY), so live tail and POST /query still select the same events.
+ */
+const UNREADABLE_BY_DUCKDB = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
+export const duckDbCannotRead = (payloadJson: string): boolean => UNREADABLE_BY_DUCKDB.test(payloadJson);
+
 /** A stored event's payload is parsed on first use, once, whatever the number of sessions. */
-const parsedPayloads = new WeakMap<StoredEvent, Record<string, unknown>>();
+const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
 function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
-  if ('payload' in ev) return ev.payload;
-  let payload = parsedPayloads.get(ev);
-  if (!payload) parsedPayloads.set(ev, (payload = JSON.parse(ev.payloadJson) as Record<string, unknown>));
+  const key = 'payload' in ev ? ev.payload : ev;
+  let payload = parsedPayloads.get(key);
+  if (!payload) {
+    const text = 'payload' in ev ? JSON.stringify(ev.payload) : ev.payloadJson;
+    payload = duckDbCannotRead(text) ? {} : 'payload' in ev ? ev.payload : (JSON.parse(text) as Record<string, unknown>);
+    parsedPayloads.set(key, payload);
+  }
   return payload;
 }
 
