@@ -52,7 +52,7 @@ async function load(url: string, headers: Record<string, string>, pid: number, d
 }
 
 const dataDir = tempDir('bench-http-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'pro', ownerEmail: 'bench@example.com' });
 for (let i = 0; i < 20; i++) await ctx.orgs.addMember({ orgId: org.org_id, email: `m${i}@example.com`, role: 'Developer' });
 const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });

@@ -13,7 +13,7 @@ import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { schemaSql } from '../src/stores/events/duckdb-sql.js';
 import { EventChunkBuilder } from '../src/stores/events/duckdb-chunk.js';
-import { eventStoreSettings } from '../src/stores/events/duckdb-event-store.js';
+import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
 
@@ -72,16 +72,17 @@ async function appenderBaseline(): Promise<number> {
   for (let round = 0; round < 15; round++) {
     await connection.run('BEGIN TRANSACTION');
     const appender = await connection.createAppender('events');
-    let chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB', Date.now());
+    let chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB');
     for (const r of rows) {
       if (chunk.full) {
         appender.appendDataChunk(chunk.build());
-        chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB', Date.now());
+        chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB');
       }
       chunk.add({
         seq: ++seq,
         eventId: ids[seq % ids.length]!,
         ts: r.ts as number,
+        ingestedAt: r.ts as number,
         severity: 1,
         event: r.event as string,
         actor: r.actor as string,
@@ -107,7 +108,7 @@ const parseRate = parseBaseline();
 const appenderRate = await appenderBaseline();
 
 const dataDir = tempDir('bench-ingest-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
 const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
 await ctx.close();
@@ -196,14 +197,62 @@ async function run(durationMs: number) {
   return { eventsPerSecond: events / elapsed, mbPerSecond: bytes / 1e6 / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, events };
 }
 
+/**
+ * Query freshness, as a user sees it: one probe event is ingested, and as soon as it is
+ * acknowledged a query asks for it. Reads wait for the loader to reach every acknowledged event
+ * (read-your-writes), so the time from the acknowledgement to the answer holding the probe is
+ * the lag from acknowledged to queryable (plus one small query).
+ */
+async function probeFreshness(until: () => boolean): Promise<number[]> {
+  const lags: number[] = [];
+  for (let n = 0; !until(); n++) {
+    const marker = `probe-${n}-${Date.now()}`;
+    const ack = await fetch(`${server.apiUrl}/v1/datasets/probe/ingest`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'probe', message: marker }) });
+    if (!ack.ok) throw new Error(`probe ingest: ${ack.status} ${await ack.text()}`);
+    const acked = performance.now();
+    const answer = await fetch(`${server.apiUrl}/v1/query`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ q: `dataset:probe AND message == "${marker}"` }) });
+    const found = ((await answer.json()) as { events?: unknown[] }).events?.length ?? 0;
+    if (!answer.ok || found !== 1) throw new Error(`probe ${marker} not found right after its acknowledgement (status ${answer.status})`);
+    lags.push(performance.now() - acked);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return lags.sort((x, y) => x - y);
+}
+
+/** Requests paced to `eventsPerSecond` (1,000 events each): acknowledgement latency at that load. */
+async function paced(eventsPerSecond: number, durationMs: number) {
+  const latencies: number[] = [];
+  const interval = 1000 / (eventsPerSecond / perRequest);
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; performance.now() - started < durationMs; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const t0 = performance.now();
+    inFlight.push(post(bodies[i % bodies.length]!).then(() => void latencies.push(performance.now() - t0)));
+  }
+  await Promise.all(inFlight);
+  latencies.sort((x, y) => x - y);
+  return { p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, requests: latencies.length };
+}
+
+const pacedRate = Number(process.env.BENCH_PACED_RATE ?? 60_000);
 let result;
 let cpuPerEvent: number;
+let lags: number[];
+let pacedResult;
 try {
   await run(2_000); // warm-up (JIT, first row groups)
   const timer = setInterval(sampleRss, 200);
   const cpuBefore = serverCpu();
+  let done = false;
+  const probing = probeFreshness(() => done);
   result = await run(seconds * 1000);
+  done = true;
   cpuPerEvent = ((serverCpu() - cpuBefore) / result.events) * 1e6;
+  lags = await probing;
+  pacedResult = await paced(pacedRate, 10_000);
   clearInterval(timer);
   sampleRss();
 } finally {
@@ -212,7 +261,7 @@ try {
 }
 const eventsDir = path.join(dataDir, 'events');
 const diskBytes = fs.readdirSync(eventsDir).filter((f) => f.startsWith('events.duckdb')).reduce((sum, f) => sum + fs.statSync(path.join(eventsDir, f)).size, 0);
-const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
 await ctx2.close();
 const instance = await DuckDBInstance.create(path.join(eventsDir, 'events.duckdb'));
 const connection = await instance.connect();
@@ -223,10 +272,12 @@ fs.rmSync(dataDir, { recursive: true, force: true });
 
 const perEventOnDisk = diskBytes / stored;
 console.log(`ingest over HTTP: NDJSON, ${perRequest} events/request, ${clients} clients, ${seconds} s, ${fmt(rawBytesPerEvent)} bytes/event raw`);
-console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 260,000)`);
+console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 130,000, then 260,000)`);
 console.log(`  MB/s                ${fmt(result.mbPerSecond, 1)}`);
-console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms`);
-console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
+console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${clients} clients back to back)`);
+console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
+console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
+console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
 console.log(`  server peak RSS     ${fmt(peakRss / 1e6)} MB   (goal < 400)`);
 console.log(`  on disk             ${fmt(perEventOnDisk, 1)} bytes/event vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / perEventOnDisk, 1)}× smaller   (goal ≥ 5×; ${fmt(stored)} events stored)`);
 console.log('same-run baselines');

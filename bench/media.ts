@@ -16,7 +16,7 @@ const MB = 1_000_000;
 
 const dataDir = tempDir('bench-media-');
 const work = tempDir('bench-media-files-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
 const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
 await ctx.close();

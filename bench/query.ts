@@ -11,9 +11,8 @@ import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { loadConfig } from '../src/config/config.js';
 import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { eventsRuntime } from '../src/datasets/runtime.js';
 import { eventColumns, tenantWhere } from '../src/stores/events/duckdb-sql.js';
-import { eventStoreSettings } from '../src/stores/events/duckdb-event-store.js';
+import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
 import { compileDuckDbFilter, parseSoql } from '../src/query/soql/index.js';
 import type { Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';
@@ -55,7 +54,7 @@ for (const name of ['game', 'auth', 'matchmaking']) {
   });
   if (!r.ok) throw new Error(`ingest ${name}: ${r.status} ${await r.text()}`);
 }
-const active = await (await eventsRuntime(server.ctx)).datasets.listActive(tenant);
+const active = await server.events.datasets.listActive(tenant);
 const datasetIds = new Map(active.map((d) => [d.name, d.id]));
 const ids = [...datasetIds.values()];
 await server.close();

@@ -19,7 +19,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
 const maxSessions = Math.max(...steps);
 
 const dataDir = tempDir('bench-tail-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
 const tenant = { orgId: org.org_id, projectId: org.project_id, mode: 'live' as const };
 const writer = (await ctx.tokens.create({ tenant, name: 'writer', scopes: parseScopes('all'), expiresAt: null })).token;

@@ -1,11 +1,12 @@
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify from 'fastify';
 import cors from '@fastify/cors';
 import { openApiDocument, registerOpenApi } from '../http/openapi.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import type { Api } from '../http/types.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
-import { redactingLogger } from '../http/redact.js';
+import { fastifyLogging, type Logger } from './logger.js';
+import type { PublicUrls } from './public-urls.js';
 import { exactBodyValidation } from '../http/validation.js';
 import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
@@ -20,12 +21,14 @@ import { registerTokenRoutes } from '../tokens/routes.js';
 import { registerUsageRoutes } from '../usage/routes.js';
 
 /** A capability adds its /v1 routes through one of these. */
-export type RouteRegistrar = (v1: Api, ctx: AppContext) => void | Promise<void>;
+export type RouteRegistrar = (v1: Api) => void | Promise<void>;
 
 export interface ApiOptions {
-  logger: FastifyServerOptions['logger'];
-  /** Capabilities beyond the foundation (media, datasets, query…). */
-  capabilities?: RouteRegistrar[];
+  logger: Logger;
+  /** The OpenAPI document's server address. */
+  urls: PublicUrls;
+  /** The /v1 routes of the capabilities beyond the foundation (media, events, query…). */
+  routes?: RouteRegistrar[];
   /** Extra readiness checks (event store, blob store). */
   readiness?: Array<() => Promise<void>>;
 }
@@ -34,8 +37,9 @@ const jsonBodyLimit = 1024 * 1024;
 
 export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Api> {
   const app = Fastify({
-    // Tokens put in a URL by mistake (?token=…) are redacted from every logged URL and error.
-    logger: redactingLogger(options.logger),
+    // Tokens put in a URL by mistake (?token=…) are redacted from every logged URL and error
+    // (the logger's serializers: createLogger).
+    ...fastifyLogging(options.logger),
     genReqId: () => newId.request(),
     // Client-chosen request ids would let a caller forge log lines; ours are always fresh.
     requestIdHeader: false,
@@ -107,12 +111,12 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
 
   await app.register(
     async (v1: Api) => {
-      // The bound address is known only after listen (port 0 in tests), so servers is set here.
-      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => openApiDocument(app, ctx.config.publicUrl));
+      // Read per request: the bound address is known only after listen (port 0 in tests).
+      v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => openApiDocument(app, options.urls.api));
       registerMemberRoutes(v1, ctx);
       registerTokenRoutes(v1, ctx);
       registerUsageRoutes(v1, ctx);
-      for (const register of options.capabilities ?? []) await register(v1, ctx);
+      for (const register of options.routes ?? []) await register(v1);
     },
     { prefix: '/v1' },
   );

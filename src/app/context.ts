@@ -12,17 +12,11 @@ import { TokenService } from '../tokens/token-service.js';
 import { preparePrivateDataDir } from '../shared/private-data-dir.js';
 
 /**
- * Everything the server and opsctl share: stores and services, built once from the
- * configuration. Route handlers reach stores only through these services.
+ * Everything the server and opsctl share: the foundation's stores and services, built once
+ * from the configuration. Route handlers reach stores only through these services. The
+ * capabilities beyond it (media, events…) are opened on top of a context (app/capability.ts).
  */
-/**
- * `server` is the process that serves HTTP; `cli` is an opsctl command running beside it,
- * which must not take stores that allow a single process (DuckDB) away from the server.
- */
-export type ProcessRole = 'server' | 'cli';
-
 export interface AppContext {
-  role: ProcessRole;
   config: Config;
   clock: Clock;
   metadata: MetadataStore;
@@ -33,19 +27,17 @@ export interface AppContext {
   orgs: OrgService;
   members: MembersService;
   tokens: TokenService;
-  /** Releases every store; the last thing a process does. */
+  /** Releases the metadata store; the last thing a process does, after its capabilities closed. */
   close(): Promise<void>;
 }
 
-export async function createContext(config: Config, clock: Clock, role: ProcessRole): Promise<AppContext> {
+export async function createContext(config: Config, clock: Clock): Promise<AppContext> {
   const plans = PlanCatalogue.load(config.plansFile);
   preparePrivateDataDir(config.dataDir);
   const metadata = await openMetadataStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cursors = new CursorCodec(loadSecretKey(config.secretKey, config.dataDir));
   const { db } = metadata;
-  const closers: Array<() => Promise<void>> = [() => metadata.close()];
   return {
-    role,
     config,
     clock,
     metadata,
@@ -56,8 +48,6 @@ export async function createContext(config: Config, clock: Clock, role: ProcessR
     orgs: new OrgService(db, plans, clock),
     members: new MembersService(metadata, clock),
     tokens: new TokenService(db, clock),
-    close: async () => {
-      for (const close of closers.reverse()) await close();
-    },
+    close: () => metadata.close(),
   };
 }

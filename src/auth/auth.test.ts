@@ -63,7 +63,7 @@ describe('authentication and scopes', () => {
     // Used twice: the second answer comes from the token cache.
     assert.equal((await s.request('GET', membersPath, { token })).status, 200);
     assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'pro');
-    const cli = await createContext(s.server.ctx.config, systemClock, 'cli');
+    const cli = await createContext(s.server.ctx.config, systemClock);
     try {
       await cli.orgs.setPlan(s.tenants.a.orgId, 'starter');
       assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'starter');

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
+import type { PublicUrls } from '../app/public-urls.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { PageQuery } from '../pagination/page.js';
 import { tenantKey } from '../tenancy/tenant.js';
@@ -28,8 +29,8 @@ export const CaseSchema = Type.Object(
 const CaseParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'case id (cas_ + ULID)' }) });
 
 /** SPEC.md §4.4 (announced; served with OPS_FEATURES containing `cases`). */
-export function registerCaseRoutes(app: Api, ctx: AppContext): void {
-  const cases = new CasesService(ctx.metadata.db, ctx.clock, () => ctx.config.cdnUrl);
+export function registerCaseRoutes(app: Api, ctx: AppContext, urls: PublicUrls): void {
+  const cases = new CasesService(ctx.metadata.db, ctx.clock, () => urls.cdn);
   app.addSchema(CaseSchema);
 
   app.post(

@@ -4,6 +4,8 @@ import { scopes as allScopes } from '../auth/scopes.js';
 import { mediaCommands } from '../media/cli.js';
 import { listCommands } from './list-commands.js';
 import { opt, orgOption, str, type Command } from './command.js';
+import { cliLogger } from './cli-logger.js';
+import { PublicUrls } from '../app/public-urls.js';
 
 export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
 
@@ -123,11 +125,14 @@ export const commands: Command[] = [
     summary: "Run the purge and retention jobs now (what the server's background job does); prints what each removed.",
     options: {},
     async run(ctx) {
-      // Loaded here: every other command starts faster without the event store's modules.
-      const { capabilities } = await import('../app/capabilities.js');
-      const result: Record<string, unknown> = {};
-      for (const capability of capabilities) if (capability.purge) result[capability.name] = await capability.purge(ctx);
-      return result;
+      // Loaded here: every other command starts faster without these modules.
+      const { openMedia } = await import('../media/capability.js');
+      const { retentionFromCli } = await import('../events/admin-socket.js');
+      const log = cliLogger(ctx.config);
+      const media = openMedia(ctx, { log, urls: new PublicUrls(ctx.config) });
+      // Events are not opened here: the event store is the running server's (DuckDB allows one
+      // process), so retention goes through its admin socket, or opens the store when none runs.
+      return { media: await media.purge(), events: await retentionFromCli(ctx, log) };
     },
   },
 ];

@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
 
   const runnable = command as Command;
   const json = flags.json === true;
-  const ctx = await createContext(config, systemClock, 'cli');
+  const ctx = await createContext(config, systemClock);
   try {
     const result = await runnable.run(ctx, flags);
     if (json) console.log(JSON.stringify(result));

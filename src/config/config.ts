@@ -28,6 +28,15 @@ export interface Config {
   tailPollMs: number;
   schemaCacheTtlMs: number;
   purgeIntervalMs: number;
+  /** The events engine's write-ahead log and loader (src/stores/events/logged-event-store.ts). */
+  events: {
+    /** A read waits at most this long for the loader to reach the events acknowledged before it (then 503). */
+    readWaitMs: number;
+    /** Log segment size: past it a new segment starts (loaded segments are deleted). */
+    segmentBytes: number;
+    /** Events per load transaction. */
+    loadBatchEvents: number;
+  };
   /** Requests per second per token, and the burst allowed above it. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
@@ -131,6 +140,11 @@ export function loadConfig(env: Env = process.env): Config {
     tailPollMs: integer(env, 'OPS_TAIL_POLL_MS', 1_000, 5, 60_000),
     schemaCacheTtlMs: integer(env, 'OPS_SCHEMA_CACHE_TTL_MS', 300_000, 0, 86_400_000),
     purgeIntervalMs: integer(env, 'OPS_PURGE_INTERVAL_MS', 86_400_000, 1_000, 31 * 86_400_000),
+    events: {
+      readWaitMs: integer(env, 'OPS_EVENTS_READ_WAIT_MS', 10_000, 1, 600_000),
+      segmentBytes: integer(env, 'OPS_EVENTS_SEGMENT_BYTES', 64 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
+      loadBatchEvents: integer(env, 'OPS_EVENTS_LOAD_BATCH', 50_000, 1, 1_000_000),
+    },
     rateLimitPerSecond: integer(env, 'OPS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),

@@ -1,21 +1,21 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app/context.js';
 import { maxHeaderSize } from 'node:http';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
-import { redactingLogger } from '../http/redact.js';
+import { fastifyLogging, type Logger } from '../app/logger.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 
 /** A capability that serves public content on the delivery listener. */
-export type DeliveryRegistrar = (cdn: FastifyInstance, ctx: AppContext) => void | Promise<void>;
+export type DeliveryRegistrar = (cdn: FastifyInstance) => void | Promise<void>;
 
 /**
  * The public delivery listener (OPS_CDN_PORT): its own origin, no authentication, no API
  * routes, so uploaded content never runs with the API's origin.
  */
-export async function buildCdn(ctx: AppContext, logger: FastifyServerOptions['logger'], registrars: DeliveryRegistrar[]): Promise<FastifyInstance> {
+export async function buildCdn(ctx: AppContext, logger: Logger, registrars: DeliveryRegistrar[]): Promise<FastifyInstance> {
   const cdn = Fastify({
-    logger: redactingLogger(logger),
+    ...fastifyLogging(logger),
     genReqId: () => newId.request(),
     requestIdHeader: false,
     // Errors here are the API's envelope too (answer503WhileClosing replaces Fastify's own 503).
@@ -31,6 +31,6 @@ export async function buildCdn(ctx: AppContext, logger: FastifyServerOptions['lo
   installErrorHandling(cdn, { bodyLimit: cdn.initialConfig.bodyLimit ?? 1024 * 1024, notFound: 'no file at this address' });
   answer503WhileClosing(cdn);
   cdn.get('/healthz', async () => ({ ok: true }));
-  for (const register of registrars) await register(cdn, ctx);
+  for (const register of registrars) await register(cdn);
   return cdn;
 }

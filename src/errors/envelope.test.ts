@@ -10,6 +10,8 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { buildApi } from '../app/build-api.js';
+import { createLogger } from '../app/logger.js';
+import { PublicUrls } from '../app/public-urls.js';
 import { systemClock } from '../shared/clock.js';
 
 /** Sends raw bytes and reads until the server closes or `ms` pass; returns status and body. */
@@ -196,12 +198,13 @@ describe('a reply that fails to serialise still renders the envelope', () => {
   test('500 internal with request_id, not FST_ERR_FAILED_ERROR_SERIALIZATION', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-envelope-'));
     const config = loadConfig({ OPS_PORT: '0', OPS_HOST: '127.0.0.1', OPS_DATA_DIR: dataDir });
-    const ctx = await createContext(config, systemClock, 'server');
+    const ctx = await createContext(config, systemClock);
     const logs: string[] = [];
     const stream = new Writable({ write: (chunk: Buffer, _e, done) => (logs.push(chunk.toString()), done()) });
     const api = await buildApi(ctx, {
-      logger: { level: 'info', stream },
-      capabilities: [
+      logger: createLogger({ level: 'info', stream }),
+      urls: new PublicUrls(config),
+      routes: [
         (v1) => {
           // A handler whose answer does not fit its declared response: the serializer throws.
           // Shaped like POST /query's (a union of two results, the error body for 4xx/5xx), the
@@ -247,7 +250,7 @@ describe('the data directory is private', () => {
     const config = loadConfig({ OPS_PORT: '0', OPS_HOST: '127.0.0.1', OPS_DATA_DIR: dataDir });
     const umask = process.umask();
     try {
-      const ctx = await createContext(config, systemClock, 'server');
+      const ctx = await createContext(config, systemClock);
       await ctx.close();
       const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
       assert.equal(mode(dataDir), '700');
@@ -255,7 +258,7 @@ describe('the data directory is private', () => {
       assert.equal(mode(path.join(dataDir, 'secret.key')), '600');
       fs.chmodSync(dataDir, 0o755);
       fs.chmodSync(path.join(dataDir, 'metadata.sqlite'), 0o644);
-      const again = await createContext(config, systemClock, 'server');
+      const again = await createContext(config, systemClock);
       await again.close();
       assert.equal(mode(dataDir), '700');
       assert.equal(mode(path.join(dataDir, 'metadata.sqlite')), '600');

@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './app-error.js';
+import { AppError, storageError } from './app-error.js';
 import type { ErrorCode } from './codes.js';
 import { redactTokens } from '../http/redact.js';
 import { newId } from '../shared/ids.js';
-import { EventStoreResourceError } from '../stores/events/event-store.js';
+import { EventStoreBehindError, EventStoreResourceError } from '../stores/events/event-store.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */
 export function errorBody(error: AppError, requestId: string): string {
@@ -62,6 +62,8 @@ function translate(error: FastifyError & { validation?: ValidationItem[]; valida
   if (error instanceof EventStoreResourceError) {
     return new AppError('bad_request', 'the request needs more memory than one request may use on the event store; narrow it (a shorter time range, more conditions)');
   }
+  // Read-your-writes waited its bound for the loader: the events are safe, the answer is late.
+  if (error instanceof EventStoreBehindError) return Object.assign(storageError(`${error.message}; retry in a moment`, 1), { cause: error });
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (error.statusCode === 415 && !(error instanceof AppError))) {
     const declared = request.headers['content-type'];
     return new AppError(

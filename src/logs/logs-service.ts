@@ -6,10 +6,10 @@ import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { severities, type Severity, type StoredEvent } from '../stores/events/event-record.js';
 import type { CompiledFilter, EventKey, NewEvent } from '../stores/events/event-store.js';
-import { defaultDatasetName } from '../datasets/dataset-service.js';
-import { ingestLimits, payloadShapeProblem } from '../datasets/ingest-parse.js';
-import { eventsRuntime } from '../datasets/runtime.js';
-import { storeEvents } from '../datasets/store-events.js';
+import { defaultDatasetName } from '../events/dataset-service.js';
+import { ingestLimits, payloadShapeProblem } from '../events/ingest-parse.js';
+import type { EventsRuntime } from '../events/runtime.js';
+import { storeEvents } from '../events/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
 
 /** The dataset log entries are stored in (DECISIONS.md §9, last point). */
@@ -33,7 +33,10 @@ export interface LogFilter {
 
 /** Log entries as a view over the events of the dataset `logs`. */
 export class LogsService {
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly events: EventsRuntime,
+  ) {}
 
   /**
    * Stores one entry as an event, by the path ingest takes (POST /datasets/logs/ingest):
@@ -43,8 +46,7 @@ export class LogsService {
    */
   async create(auth: AuthContext, level: Severity, message: string, meta: Record<string, unknown>): Promise<LogEntry> {
     const { tenant, plan } = auth;
-    const runtime = await eventsRuntime(this.ctx);
-    const target = await runtime.datasets.ingestTarget(tenant, plan, logsDataset);
+    const target = await this.events.datasets.ingestTarget(tenant, plan, logsDataset);
     // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
     const problem = payloadShapeProblem(meta, 'meta');
     if (problem) throw badRequest(problem);
@@ -67,7 +69,7 @@ export class LogsService {
       message,
       payload: JSON.stringify(payload),
     };
-    await storeEvents(this.ctx, runtime, auth, [event]);
+    await storeEvents(this.ctx, this.events, auth, [event]);
     return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };
   }
 
@@ -89,8 +91,7 @@ export class LogsService {
       where.push('ts < ?');
       params.push(filter.to);
     }
-    const runtime = await eventsRuntime(this.ctx);
-    const page = await runtime.store.query(tenant, { filter: { where: where.join(' AND '), params }, limit, after });
+    const page = await this.events.store.query(tenant, { filter: { where: where.join(' AND '), params }, limit, after });
     return { entries: page.events.map(toEntry), next: page.next };
   }
 
@@ -99,8 +100,7 @@ export class LogsService {
     if (!eventId) return undefined;
     const base = await this.datasetFilter(tenant);
     if (!base) return undefined;
-    const runtime = await eventsRuntime(this.ctx);
-    const page = await runtime.store.query(tenant, { filter: { where: `(${base.where}) AND event_id = ?::UUID`, params: [...base.params, eventId] }, limit: 1 });
+    const page = await this.events.store.query(tenant, { filter: { where: `(${base.where}) AND event_id = ?::UUID`, params: [...base.params, eventId] }, limit: 1 });
     const event = page.events[0];
     return event ? toEntry(event) : undefined;
   }
@@ -111,8 +111,8 @@ export class LogsService {
    * Undefined when there are none.
    */
   private async datasetFilter(tenant: Tenant): Promise<CompiledFilter | undefined> {
-    const runtime = await eventsRuntime(this.ctx);
-    const [logs, fallback] = await Promise.all([runtime.datasets.find(tenant, logsDataset), runtime.datasets.find(tenant, defaultDatasetName)]);
+    const { datasets } = this.events;
+    const [logs, fallback] = await Promise.all([datasets.find(tenant, logsDataset), datasets.find(tenant, defaultDatasetName)]);
     const parts: string[] = [];
     const params: string[] = [];
     if (logs && !logs.archived_at) {

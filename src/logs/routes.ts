@@ -7,6 +7,7 @@ import { PageQuery } from '../pagination/page.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { DateTime } from '../http/schemas.js';
 import { severities } from '../stores/events/event-record.js';
+import type { EventsRuntime } from '../events/runtime.js';
 import { LogsService } from './logs-service.js';
 
 const Level = Type.Union(severities.map((s) => Type.Literal(s)), { description: 'debug, info, warn, error or fatal' });
@@ -23,8 +24,8 @@ export const LogEntrySchema = Type.Object(
 );
 
 /** SPEC.md §4.3 (announced; served with OPS_FEATURES containing `logs`). Entries are events of the dataset `logs`. */
-export function registerLogRoutes(app: Api, ctx: AppContext): void {
-  const logs = new LogsService(ctx);
+export function registerLogRoutes(app: Api, ctx: AppContext, events: EventsRuntime): void {
+  const logs = new LogsService(ctx, events);
   app.addSchema(LogEntrySchema);
 
   app.post(

@@ -1,26 +1,51 @@
-import type { Capability } from '../app/capabilities.js';
 import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { Logger } from '../app/logger.js';
+import type { PublicUrls } from '../app/public-urls.js';
+import { openBlobStore } from '../stores/blobs/blob-store.js';
 import { registerMediaRoutes } from './routes/index.js';
 import { registerDelivery } from './delivery.js';
-import { mediaOf } from './services.js';
+import { MediaService } from './media-service.js';
+
+export interface MediaCapability extends Capability {
+  service: MediaService;
+  purge(): ReturnType<MediaService['purge']>;
+}
+
+/** Uploads, list/get/delete and purge under /v1/media; the files on the delivery listener. */
+export function openMedia(ctx: AppContext, deps: { log: Logger; urls: PublicUrls }): MediaCapability {
+  const service = new MediaService(ctx, openBlobStore({ blobUrl: ctx.config.blobUrl, dataDir: ctx.config.dataDir }), deps.urls);
+  let stopPurgeJob: (() => Promise<void>) | undefined;
+  return {
+    name: 'media',
+    service,
+    routes: (v1) => registerMediaRoutes(v1, ctx, service),
+    delivery: (cdn) => registerDelivery(cdn, service),
+    readiness: () => service.blobs.ping(),
+    start: () => {
+      stopPurgeJob = startPurgeJob(ctx, service, deps.log);
+    },
+    stop: async () => stopPurgeJob?.(),
+    purge: () => service.purge(),
+  };
+}
 
 /**
  * The purge job: at start-up (sweeping orphaned temp files and the reservations of uploads
  * a crash interrupted) and every OPS_PURGE_INTERVAL_MS. Several servers may run it at once
- * (see MediaService.purge).
+ * (see MediaService.purge). A failed run (database briefly unreachable) is logged and retried
+ * at the next interval.
  */
-function startPurgeJob(ctx: AppContext): () => Promise<void> {
-  const media = mediaOf(ctx);
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = running.then(() => media.purge()).catch(() => {
-      // A failed run (database briefly unreachable) is retried at the next interval.
-    });
-  };
-  running = media.blobs
+function startPurgeJob(ctx: AppContext, media: MediaService, log: Logger): () => Promise<void> {
+  let running: Promise<unknown> = media.blobs
     .sweep()
     .then(() => media.reservations.reclaim(media.blobs))
-    .catch(() => 0);
+    .catch((error: unknown) => log.error({ err: error }, 'media: start-up sweep failed; the purge job retries it at the next interval'));
+  const run = () => {
+    running = running
+      .then(() => media.purge())
+      .catch((error: unknown) => log.error({ err: error }, 'media: purge failed; it runs again at the next interval'));
+  };
   const timer = setInterval(run, ctx.config.purgeIntervalMs);
   timer.unref();
   return async () => {
@@ -28,12 +53,3 @@ function startPurgeJob(ctx: AppContext): () => Promise<void> {
     await running;
   };
 }
-
-export const mediaCapability: Capability = {
-  name: 'media',
-  routes: registerMediaRoutes,
-  delivery: registerDelivery,
-  background: startPurgeJob,
-  readiness: (ctx) => mediaOf(ctx).blobs.ping(),
-  purge: (ctx) => mediaOf(ctx).purge(),
-};

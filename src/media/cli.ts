@@ -1,5 +1,7 @@
 import type { Command } from '../cli/commands.js';
 import { badRequest } from '../errors/app-error.js';
+import { PublicUrls } from '../app/public-urls.js';
+import { cliLogger } from '../cli/cli-logger.js';
 
 /** `opsctl media restore`: the dashboard's recovery of a soft-deleted file (SPEC.md §3.1). */
 export const mediaCommands: Command[] = [
@@ -11,13 +13,13 @@ export const mediaCommands: Command[] = [
     async run(ctx, flags) {
       const id = flags.id;
       if (typeof id !== 'string' || !/^f_[0-9A-Z]{26}$/.test(id)) throw badRequest('--id must be a file id (f_ + ULID)');
-      // The server fills an empty address in with the port it bound; opsctl cannot know that port.
+      // The server uses the port it bound when the address is unset; opsctl cannot know that port.
       if (!ctx.config.cdnUrl) {
         console.error('opsctl: warning: OPS_CDN_PORT is 0 and OPS_CDN_URL is unset: the url printed is relative to the delivery address; set OPS_CDN_URL to the address files are delivered from');
       }
       // Loaded here: every other opsctl command starts faster without the media modules.
-      const { mediaOf } = await import('./services.js');
-      return mediaOf(ctx).restore(id);
+      const { openMedia } = await import('./capability.js');
+      return openMedia(ctx, { log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config) }).service.restore(id);
     },
   },
 ];

@@ -8,7 +8,9 @@ import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
-import { mediaOf } from './services.js';
+import { openMedia } from './capability.js';
+import { createLogger } from '../app/logger.js';
+import { PublicUrls } from '../app/public-urls.js';
 import { newStorageKey } from './names.js';
 import { reservationMaxAgeMs } from './reservations.js';
 import { Readable } from 'node:stream';
@@ -27,7 +29,7 @@ const blobFiles = (dataDir: string): string[] =>
 
 test('SIGKILL in the middle of an upload: after restart the quota is given back and no blob or temp file remains', { timeout: 120_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-media-crash-'));
-  const setup = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock, 'cli');
+  const setup = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
   const org = await setup.orgs.createOrg({ name: 'Crash', plan: 'pro', ownerEmail: 'crash@example.com' });
   const { token } = await setup.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 't', scopes: parseScopes('all'), expiresAt: null });
   await setup.close();
@@ -81,10 +83,10 @@ test('SIGKILL in the middle of an upload: after restart the quota is given back 
 test('a reservation whose holder may still run elsewhere is reclaimed only after a day, with its blob', async () => {
   let now = Date.parse('2026-03-01T00:00:00.000Z');
   const clock = { now: () => now };
-  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'ops-reservations-')) }), clock, 'cli');
+  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'ops-reservations-')) }), clock);
   try {
     const org = await ctx.orgs.createOrg({ name: 'R', plan: 'pro', ownerEmail: 'r@example.com' });
-    const media = mediaOf(ctx);
+    const media = openMedia(ctx, { log: createLogger(false), urls: new PublicUrls(ctx.config) }).service;
     const key = newStorageKey('a.png');
     // A reservation of this (live) process, as if another host held it: only age reclaims it.
     const reservation = await media.reservations.reserve(org.org_id, 'pro', key, 1000);

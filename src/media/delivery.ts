@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../app/context.js';
-import { mediaOf } from './services.js';
+import type { MediaService } from './media-service.js';
 import { contentDisposition, storageKeyPattern } from './names.js';
 import { parseRange } from './range.js';
 import { AppError } from '../errors/app-error.js';
@@ -19,11 +18,10 @@ const matches = (header: string | undefined, etag: string) =>
  * uploads produce and name a record: the path never reaches the file system, and a
  * soft-deleted file is served until its purge while a blocked one is not.
  */
-export function registerDelivery(cdn: FastifyInstance, ctx: AppContext): void {
+export function registerDelivery(cdn: FastifyInstance, media: MediaService): void {
   const handler = async (request: FastifyRequest<{ Params: { token: string; name: string } }>, reply: FastifyReply) => {
     const key = `${request.params.token}/${request.params.name}`;
     if (!storageKeyPattern.test(key)) return notFound(request, reply);
-    const media = mediaOf(ctx);
     const row = await media.files.byKeyForDelivery(key);
     if (!row || row.abuse_status === 'blocked') return notFound(request, reply);
     const size = Number(row.size);

@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app/context.js';
+import type { PublicUrls } from '../app/public-urls.js';
 import type { BlobStore } from '../stores/blobs/blob-store.js';
 import { AppError, notFound, storageError } from '../errors/app-error.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -42,6 +43,8 @@ export class MediaService {
   constructor(
     private readonly ctx: AppContext,
     readonly blobs: BlobStore,
+    /** Where file urls point (the delivery listener). */
+    readonly urls: PublicUrls,
   ) {
     this.files = new FilesRepo(ctx.metadata.db, ctx.metadata.dialect);
     this.reservations = new UploadReservations(ctx.metadata.db, ctx.quotas, ctx.clock);
@@ -128,7 +131,7 @@ export class MediaService {
           await abort();
           throw storageError();
         }
-        return toView(row, this.ctx.config.cdnUrl);
+        return toView(row, this.urls.cdn);
       },
     };
   }
@@ -136,7 +139,7 @@ export class MediaService {
   async get(tenant: Tenant, id: string): Promise<FileView> {
     const row = await this.files.get(tenant, id);
     if (!row) throw notFound(`no file ${id}`);
-    return toView(row, this.ctx.config.cdnUrl);
+    return toView(row, this.urls.cdn);
   }
 
   async softDelete(tenant: Tenant, id: string): Promise<{ id: string; deleted: true; purges_at: string }> {
@@ -149,7 +152,7 @@ export class MediaService {
   async restore(id: string): Promise<FileView> {
     const row = await this.files.restore(id, iso(this.ctx.clock.now()));
     if (!row) throw notFound(`no soft-deleted file ${id} inside its 30-day window`);
-    return toView(row, this.ctx.config.cdnUrl);
+    return toView(row, this.urls.cdn);
   }
 
   /**

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { capabilities } from '../app/capabilities.js';
 import { extraCommands } from '../cli/commands.js';
 import { png } from './test-files.js';
 import { blobFiles } from './test-helpers.js';
@@ -22,8 +21,10 @@ describe('soft delete window, purge and restore', () => {
   });
   after(() => s.close());
 
-  const media = capabilities.find((c) => c.name === 'media')!;
+  const purge = () => s.server.media.purge();
   const restore = extraCommands.find((c) => c.name === 'media restore')!;
+  // The context of an opsctl run in this process, given the server's delivery address as OPS_CDN_URL.
+  const opsctl = () => ({ ...s.server.ctx, config: { ...s.server.ctx.config, cdnUrl: s.cdnUrl } });
   const used = async () => (await s.server.ctx.quotas.usage(s.tenants.a.orgId, 'pro')).find((q) => q.metric === 'storage_bytes')!.used;
   const upload = async () => {
     const res = await s.request('POST', '/media/base64', { json: { filename: 'p.png', content_type: 'image/png', data: png().toString('base64') } });
@@ -37,31 +38,31 @@ describe('soft delete window, purge and restore', () => {
     const before = await used();
     assert.equal((await s.request('DELETE', `/media/${file.id}`)).status, 200);
     s.clock.advance(29 * day);
-    assert.deepEqual(await media.purge!(s.server.ctx), { purged: 0, bytes: 0, reclaimed: 0 });
+    assert.deepEqual(await purge(), { purged: 0, bytes: 0, reclaimed: 0 });
     assert.equal((await status(file.url)), 200, 'still served on day 29');
     assert.equal(await used(), before, 'soft-deleted files still count');
     s.clock.advance(2 * day);
     // Two purges at once (as from two processes): the file is purged once, the quota released once.
-    const [one, two] = await Promise.all([media.purge!(s.server.ctx), media.purge!(s.server.ctx)]);
-    assert.equal(Number(one!.purged) + Number(two!.purged), 1);
+    const [one, two] = await Promise.all([purge(), purge()]);
+    assert.equal(one.purged + two.purged, 1);
     assert.equal((await status(file.url)), 404);
     assert.equal((await status(kept.url)), 200);
     assert.equal(await used(), before - file.size);
     assert.equal(blobFiles(s.dataDir).blobs.length, 1);
-    assert.equal((await restore.run(s.server.ctx, { id: file.id }).catch((e: { code: string }) => e.code)), 'not_found');
+    assert.equal((await restore.run(opsctl(), { id: file.id }).catch((e: { code: string }) => e.code)), 'not_found');
   });
 
   test('opsctl media restore brings a soft-deleted file back inside the window', async () => {
     const file = await upload();
     await s.request('DELETE', `/media/${file.id}`);
     assert.equal((await s.request('GET', `/media/${file.id}`)).status, 404);
-    const restored = (await restore.run(s.server.ctx, { id: file.id })) as { id: string };
-    assert.equal(restored.id, file.id);
+    const restored = (await restore.run(opsctl(), { id: file.id })) as { id: string; url: string };
+    assert.deepEqual([restored.id, restored.url], [file.id, file.url]);
     assert.equal((await s.request('GET', `/media/${file.id}`)).status, 200);
     s.clock.advance(31 * day);
-    await media.purge!(s.server.ctx);
+    await purge();
     assert.equal((await status(file.url)), 200, 'a restored file is not purged');
-    await assert.rejects(restore.run(s.server.ctx, { id: file.id }), { code: 'not_found' });
-    await assert.rejects(restore.run(s.server.ctx, { id: 'nope' }), { code: 'bad_request' });
+    await assert.rejects(restore.run(opsctl(), { id: file.id }), { code: 'not_found' });
+    await assert.rejects(restore.run(opsctl(), { id: 'nope' }), { code: 'bad_request' });
   });
 });

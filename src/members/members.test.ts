@@ -180,7 +180,7 @@ describe('members', () => {
   test("another process's changes show in the next list at once", async () => {
     const before = (await members('?limit=100')).body.members;
     assert.deepEqual((await members('?limit=100')).body.members, before);
-    const cli = await createContext(s.server.ctx.config, systemClock, 'cli');
+    const cli = await createContext(s.server.ctx.config, systemClock);
     try {
       const { user_id } = await cli.orgs.addMember({ orgId, email: 'beside@example.com', role: 'Viewer' });
       const added = (await members('?limit=100')).body.members;

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { CursorCodec, CursorKey } from './cursor.js';
-import type { Tenant } from '../tenancy/tenant.js';
 
 /** `limit` and `cursor` of every list endpoint; a limit outside 1..100 is a 400, never clamped. */
 export const PageQuery = Type.Object({

@@ -1,13 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from '../datasets/runtime.js';
 
 test('a query that needs more than the event store memory fails alone with 400 bad_request; other tenants\u2019 queries succeed meanwhile', async () => {
-  const s = await startTestServer();
+  // A small memory limit so that one group by over ~40 MB of distinct values cannot fit.
+  const s = await startTestServer({ events: { memoryLimit: '32MB' } });
   try {
-    // A small memory limit so that one group by over ~40 MB of distinct values cannot fit.
-    await eventsRuntime(s.server.ctx, { memoryLimit: '32MB' });
     const filler = 'x'.repeat(1_000);
     for (let batch = 0; batch < 5; batch++) {
       const lines = Array.from({ length: 8_000 }, (_, i) => `{"event":"big","payload":{"a":"${filler}${batch}-${i}","m":${i % 3}}}`);

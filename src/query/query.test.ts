@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { compilePredicate, parseSoql } from './soql/index.js';
-import { eventsRuntime } from '../datasets/runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
 
 const min = 60_000;
@@ -79,7 +78,7 @@ describe('POST /v1/query', () => {
         assert.equal(r.body.next_cursor, '');
         assert.equal(r.body.has_more, false);
         // The in-memory predicate (live tail) selects the same events from tenant a's active datasets.
-        const { store } = await eventsRuntime(s.server.ctx);
+        const { store } = s.server.events;
         const stored = (await store.query(s.tenants.a, { filter: matchAll, limit: 1000 })).events.filter((e) => e.dataset !== 'old');
         const matches = compilePredicate(parseSoql(q), { now: s.clock.now() });
         assert.deepEqual(stored.filter((e) => matches(e)).map((e) => nameOf(e.event_id)), expected);

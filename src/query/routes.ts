@@ -1,12 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capabilities.js';
 import { requireAuth } from '../auth/auth-plugin.js';
-import { eventsRuntime } from '../datasets/runtime.js';
 import type { Api } from '../http/types.js';
 import { ApiEventSchema, apiEventJson } from './event-shape.js';
-import { QueryService } from './query-service.js';
+import type { QueryService } from './query-service.js';
 
 const QueryBody = Type.Object(
   {
@@ -44,16 +42,7 @@ const AggregationResult = Type.Object(
 );
 
 /** POST /query (scope logs:read). */
-export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<void> {
-  let service: QueryService | undefined;
-  const queryService = async () => {
-    if (!service) {
-      const { store, datasets } = await eventsRuntime(ctx);
-      service = new QueryService({ store, datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
-    }
-    return service;
-  };
-
+export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryService): void {
   v1.post(
     '/query',
     {
@@ -70,10 +59,9 @@ export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<voi
     },
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
-      const svc = await queryService();
-      const query = svc.parse(request.body.q);
+      const query = queries.parse(request.body.q);
       await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
-      const result = await svc.run(tenant, query, request.body.cursor);
+      const result = await queries.run(tenant, query, request.body.cursor);
       if (result.kind === 'groups') {
         // Written here, like events below: the declared Union documents both shapes (serialising
         // through it would make the serializer validate each branch with Ajv first). Group
@@ -94,6 +82,3 @@ export async function registerQueryRoutes(v1: Api, ctx: AppContext): Promise<voi
     },
   );
 }
-
-/** The query capability (one entry in `capabilities`). */
-export const queryCapability: Capability = { name: 'query', routes: registerQueryRoutes };

@@ -2,9 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
-import { eventsRuntime } from '../datasets/runtime.js';
 import type { EventStore } from '../stores/events/event-store.js';
-import { tailHub } from './hub-registry.js';
 import { TailClient, type OpenResult } from './test-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -129,7 +127,7 @@ describe('live tail', () => {
   });
 
   test('500 events ingested at once arrive complete and in order, read in batches of at most 200', async () => {
-    const hub = await tailHub(s.server.ctx);
+    const { hub } = s.server.tail;
     const store = hub.options.store;
     const reads: number[] = [];
     hub.options.store = {
@@ -230,7 +228,7 @@ describe('live tail', () => {
 
   test('events written without the ingest wake-up (another process) arrive through the poll', async () => {
     const client = await open('event:polled');
-    const runtime = await eventsRuntime(s.server.ctx);
+    const runtime = s.server.events;
     const dataset = await runtime.datasets.getActive(a, 'game');
     const started = Date.now();
     await runtime.store.append(a, [

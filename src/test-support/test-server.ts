@@ -9,6 +9,7 @@ import { startServer, type RunningServer } from '../server.js';
 import { parseScopes } from '../tokens/token-service.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Mode, Tenant } from '../tenancy/tenant.js';
+import type { EventsRuntimeOptions } from '../events/runtime.js';
 
 /** One tenant of the matrix, with a token holding every scope. */
 export interface TestTenant extends Tenant {
@@ -57,6 +58,8 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Plan of organisation A (default pro); B is always free. */
   plan?: string;
+  /** Event store settings (a smaller memory limit). */
+  events?: EventsRuntimeOptions;
 }
 
 /** PostgreSQL leg: OPS_TEST_DATABASE_URL names a server; each test server gets its own database. */
@@ -103,7 +106,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       done();
     },
   });
-  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] } });
+  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events });
   const { ctx } = server;
 
   const token = async (tenant: Tenant, scopes: Scope[] | 'all', opts: { mode?: Mode; expiresAt?: string } = {}) => {

@@ -5,7 +5,7 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { PageQuery } from '../../pagination/page.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import { DateTime } from '../../http/schemas.js';
-import { mediaOf } from '../services.js';
+import type { MediaService } from '../media-service.js';
 import { toView } from '../file-record.js';
 import { FileId } from '../schemas.js';
 
@@ -18,7 +18,7 @@ const ListQuery = Type.Composite([
 ]);
 
 /** GET /media, GET /media/{id}, DELETE /media/{id}. */
-export function registerManageRoutes(app: Api, ctx: AppContext): void {
+export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaService): void {
   app.get(
     '/media',
     {
@@ -37,9 +37,9 @@ export function registerManageRoutes(app: Api, ctx: AppContext): void {
       const list = `media:${JSON.stringify([folder ?? null, tag ?? null])}`;
       const owner = tenantKey(tenant);
       const page = ctx.paginator.request(request.query, list, owner);
-      const rows = await mediaOf(ctx).files.list(tenant, page, { folder, tag });
+      const rows = await media.files.list(tenant, page, { folder, tag });
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.created_at, r.id]);
-      return { files: items.map((r) => toView(r, ctx.config.cdnUrl)), next_cursor: nextCursor, has_more: hasMore };
+      return { files: items.map((r) => toView(r, media.urls.cdn)), next_cursor: nextCursor, has_more: hasMore };
     },
   );
 
@@ -49,7 +49,7 @@ export function registerManageRoutes(app: Api, ctx: AppContext): void {
       config: { scope: 'media:read' },
       schema: { tags: ['media'], summary: 'One active file', params: FileId, response: { 200: Type.Ref('File') } },
     },
-    async (request) => mediaOf(ctx).get(requireAuth(request).tenant, request.params.id),
+    async (request) => media.get(requireAuth(request).tenant, request.params.id),
   );
 
   app.delete(
@@ -63,6 +63,6 @@ export function registerManageRoutes(app: Api, ctx: AppContext): void {
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true), purges_at: DateTime('when permanent removal happens') }) },
       },
     },
-    async (request) => mediaOf(ctx).softDelete(requireAuth(request).tenant, request.params.id),
+    async (request) => media.softDelete(requireAuth(request).tenant, request.params.id),
   );
 }

@@ -5,7 +5,7 @@ import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { badRequest, tooLarge } from '../../errors/app-error.js';
-import { mediaOf } from '../services.js';
+import type { MediaService } from '../media-service.js';
 import { checkFolder, checkTags } from '../fields.js';
 import { base64Limits, fileLimit } from '../limits.js';
 import { decodeBase64Payload } from '../base64.js';
@@ -23,7 +23,7 @@ const Body = Type.Object(
 );
 
 /** POST /media/base64 for clients that cannot send multipart (SPEC.md §4.1 forms A and B). */
-export async function registerBase64Upload(app: Api, ctx: AppContext): Promise<void> {
+export async function registerBase64Upload(app: Api, ctx: AppContext, media: MediaService): Promise<void> {
   // This scope's own handler turns the body limit into too_large naming *this* route's limit.
   app.setErrorHandler((error: FastifyError) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw tooLarge(base64Limits.rawBodyBytes);
@@ -51,7 +51,6 @@ export async function registerBase64Upload(app: Api, ctx: AppContext): Promise<v
       }
       if (data !== undefined && !declared) throw badRequest('missing required field: content_type (form A)');
       if (declared === '') declared = undefined;
-      const media = mediaOf(ctx);
       const type = declared === undefined ? undefined : media.checkDeclared(declared);
       const limit = Math.min(base64Limits.decodedBytes, fileLimit(ctx.plans, auth.plan, type));
       if (payload.bytes.length > limit) throw tooLarge(limit, `decoded file exceeds maximum allowed size of ${limit} bytes`);

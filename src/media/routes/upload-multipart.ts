@@ -1,14 +1,12 @@
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { Api } from '../../http/types.js';
-import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
-import { mediaOf } from '../services.js';
 import { watchFilePartHeaders } from '../part-headers.js';
 import { malformedMultipart } from '../multipart-errors.js';
 import { checkFolder, checkTags } from '../fields.js';
-import type { StoredFile } from '../media-service.js';
+import type { MediaService, StoredFile } from '../media-service.js';
 import type { IncomingMessage } from 'node:http';
 
 /** How long the rest of a refused body is read and dropped before the connection is cut. */
@@ -30,7 +28,7 @@ function lingerThenClose(raw: IncomingMessage): void {
 }
 
 /** POST /media: one `file` part streamed to storage, with `folder` and `tags` fields. */
-export async function registerMultipartUpload(app: Api, ctx: AppContext): Promise<void> {
+export async function registerMultipartUpload(app: Api, media: MediaService): Promise<void> {
   // Sizes are enforced by our own counter (limits.ts) so the answer names the right limit;
   // busboy's own limits only bound the small fields and the number of parts.
   await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, fieldSize: 4096, fields: 30, parts: 40, headerPairs: 50 } });
@@ -61,7 +59,6 @@ export async function registerMultipartUpload(app: Api, ctx: AppContext): Promis
     async (request, reply) => {
       const auth = requireAuth(request);
       if (!request.isMultipart()) throw new AppError('unsupported_type', 'POST /media takes multipart/form-data; use POST /media/base64 for JSON', { declared: null, detected: null });
-      const media = mediaOf(ctx);
       const headers = watchFilePartHeaders(request.raw);
       const length = Number(request.headers['content-length']);
       let stored: StoredFile | undefined;

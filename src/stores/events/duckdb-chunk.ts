@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { BIGINT, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type * as Bindings from '@duckdb/node-bindings';
+import { columnIndex, eventColumnList } from './event-columns.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -10,22 +11,10 @@ const bindings = createRequire(import.meta.resolve('@duckdb/node-api'))('@duckdb
 /** Rows per data chunk (DuckDB's vector size, 2,048). */
 export const chunkRows: number = bindings.vector_size();
 
-/** Column types of `events`, in table order (duckdb-sql.ts). */
-export const eventTypes: readonly DuckDBType[] = [
-  BIGINT, // seq
-  UINTEGER, // tenant
-  VARCHAR, // dataset_id
-  UUID, // event_id
-  BIGINT, // ts
-  BIGINT, // ingested_at
-  UTINYINT, // severity
-  VARCHAR, // event
-  VARCHAR, // actor
-  VARCHAR, // source
-  VARCHAR, // message
-  VARCHAR, // payload
-  INTEGER, // bytes_raw
-];
+const typeOf: Record<string, DuckDBType> = { BIGINT, UINTEGER, VARCHAR, UUID, UTINYINT, INTEGER };
+/** Column types of `events`, in table order, from its one description (event-columns.ts). */
+export const eventTypes: readonly DuckDBType[] = eventColumnList.map((c) => typeOf[c.sql]!);
+const col = columnIndex;
 
 const two32 = 4294967296;
 
@@ -109,6 +98,7 @@ export interface ChunkRow {
   seq: number;
   eventId: string;
   ts: number;
+  ingestedAt: number;
   severity: number;
   event: string;
   actor: string | null;
@@ -120,13 +110,14 @@ export interface ChunkRow {
 
 /**
  * Builds one data chunk of `events` rows of a single tenant and dataset (both constant
- * vectors, as is ingested_at) for the appender.
+ * vectors) for the appender.
  */
 export class EventChunkBuilder {
   private rows = 0;
   private readonly seq = new Int64Column();
   private readonly eventId = new UuidColumn();
   private readonly ts = new Int64Column();
+  private readonly ingestedAt = new Int64Column();
   private readonly severity = new Uint8Array(chunkRows);
   private readonly text = [new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn()];
   private readonly bytesRaw = new Int32Array(chunkRows);
@@ -134,7 +125,6 @@ export class EventChunkBuilder {
   constructor(
     private readonly tenant: number,
     private readonly datasetId: string,
-    private readonly ingestedAt: number,
   ) {}
 
   get size(): number {
@@ -150,6 +140,7 @@ export class EventChunkBuilder {
     this.seq.set(i, r.seq);
     this.eventId.set(i, r.eventId);
     this.ts.set(i, r.ts);
+    this.ingestedAt.set(i, r.ingestedAt);
     this.severity[i] = r.severity;
     const [event, actor, source, message, payload] = this.text as [TextColumn, TextColumn, TextColumn, TextColumn, TextColumn];
     event.set(i, r.event);
@@ -166,15 +157,20 @@ export class EventChunkBuilder {
     const vector = (column: number) => bindings.data_chunk_get_vector(chunk.chunk, column);
     const copy = (column: number, array: ArrayBufferView<ArrayBuffer>, bytesPerRow: number) =>
       bindings.copy_data_to_vector(vector(column), 0, array.buffer, array.byteOffset, n * bytesPerRow);
-    copy(0, this.seq.words, 8);
-    bindings.vector_reference_value(vector(1), bindings.create_uint32(this.tenant));
-    bindings.vector_reference_value(vector(2), bindings.create_varchar(this.datasetId));
-    copy(3, this.eventId.words, 16);
-    copy(4, this.ts.words, 8);
-    bindings.vector_reference_value(vector(5), bindings.create_int64(BigInt(this.ingestedAt)));
-    copy(6, this.severity, 1);
-    this.text.forEach((column, k) => column.write(vector(7 + k), n));
-    copy(12, this.bytesRaw, 4);
+    copy(col.seq, this.seq.words, 8);
+    bindings.vector_reference_value(vector(col.tenant), bindings.create_uint32(this.tenant));
+    bindings.vector_reference_value(vector(col.dataset_id), bindings.create_varchar(this.datasetId));
+    copy(col.event_id, this.eventId.words, 16);
+    copy(col.ts, this.ts.words, 8);
+    copy(col.ingested_at, this.ingestedAt.words, 8);
+    copy(col.severity, this.severity, 1);
+    const [event, actor, source, message, payload] = this.text as [TextColumn, TextColumn, TextColumn, TextColumn, TextColumn];
+    event.write(vector(col.event), n);
+    actor.write(vector(col.actor), n);
+    source.write(vector(col.source), n);
+    message.write(vector(col.message), n);
+    payload.write(vector(col.payload), n);
+    copy(col.bytes_raw, this.bytesRaw, 4);
     return chunk;
   }
 }

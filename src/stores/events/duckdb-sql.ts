@@ -1,13 +1,15 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { Tenant } from '../../tenancy/tenant.js';
+import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
+import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-columns.js';
 
 /**
- * DDL of the event store (layout documented in event-record.ts). The tenant (org, project,
+ * DDL of the event store (the `events` table from event-columns.ts). The tenant (org, project,
  * mode) is one small integer per row, assigned in `event_tenants`: one cheap comparison on
  * every read, and a constant per column segment on disk. No index anywhere: appends stay pure
  * column appends. `events_rollup` may hold several rows per (tenant, dataset, minute), one per
- * commit that touched it (readers sum them); the writer merges them now and then.
+ * load that touched it (readers sum them); the loader merges them now and then.
+ * `event_loader` holds the seq up to which the write-ahead log is loaded (one row).
  */
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS event_tenants (
@@ -16,20 +18,9 @@ CREATE TABLE IF NOT EXISTS event_tenants (
   project_id VARCHAR NOT NULL,
   mode VARCHAR NOT NULL
 );
-CREATE TABLE IF NOT EXISTS events (
-  seq BIGINT NOT NULL,
-  tenant UINTEGER NOT NULL,
-  dataset_id VARCHAR NOT NULL,
-  event_id UUID NOT NULL,
-  ts BIGINT NOT NULL,
-  ingested_at BIGINT NOT NULL,
-  severity UTINYINT NOT NULL,
-  event VARCHAR NOT NULL,
-  actor VARCHAR,
-  source VARCHAR,
-  message VARCHAR NOT NULL,
-  payload VARCHAR NOT NULL,
-  bytes_raw INTEGER NOT NULL
+${eventsTableDdl}
+CREATE TABLE IF NOT EXISTS event_loader (
+  position BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events_rollup (
   tenant UINTEGER NOT NULL,
@@ -41,7 +32,6 @@ CREATE TABLE IF NOT EXISTS events_rollup (
 /** The tenant condition every statement on `events` / `events_rollup` starts with; one value. */
 export const tenantWhere = 'tenant = ?';
 
-export const tenantKey = (t: Tenant): string => `${t.orgId}|${t.projectId}|${t.mode}`;
 
 /**
  * The tenant → `events.tenant` id map of one open store, loaded at open and extended by the
@@ -54,7 +44,7 @@ export class TenantIds {
 
   load(rows: DuckDBValue[][]): void {
     for (const [id, org, project, mode] of rows) {
-      this.ids.set(`${org as string}|${project as string}|${mode as string}`, Number(id));
+      this.ids.set(tenantKey({ orgId: org as string, projectId: project as string, mode: mode as Tenant['mode'] }), Number(id));
       this.last = Math.max(this.last, Number(id));
     }
   }
@@ -76,31 +66,34 @@ export class TenantIds {
   confirm(tenant: Tenant, id: number): void {
     this.ids.set(tenantKey(tenant), id);
   }
+
+  /** An allocated id whose insert rolled back: the next allocation may reuse it. */
+  release(id: number): void {
+    if (id === this.last) this.last--;
+  }
 }
 
 export const sqlString = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-export const isUuid = (value: string): boolean => uuidPattern.test(value);
-
-/** Columns selected for a StoredEvent, in the order `toStoredEvent` reads them. */
-export const eventColumns =
-  'seq, dataset_id, event_id::VARCHAR AS event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
+/** The columns a read selects for a StoredEvent: every column but the tenant. */
+const selected = eventColumnList.filter((c) => c.name !== 'tenant');
+export const eventColumns = selected.map((c) => ('select' in c ? c.select : c.name)).join(', ');
+const at = Object.fromEntries(selected.map((c, i) => [c.name, i])) as Record<Exclude<EventColumnName, 'tenant'>, number>;
 
 export function toStoredEvent(row: DuckDBValue[], names: ReadonlyMap<string, string>): StoredEvent {
-  const datasetId = row[1] as string;
+  const datasetId = row[at.dataset_id] as string;
   return {
-    seq: Number(row[0]),
+    seq: Number(row[at.seq]),
     dataset: names.get(datasetId) ?? datasetId,
-    event_id: row[2] as string,
-    ts: Number(row[3]),
-    ingested_at: Number(row[4]),
-    severity: Number(row[5]),
-    event: row[6] as string,
-    actor: (row[7] as string | null) ?? null,
-    source: (row[8] as string | null) ?? null,
-    message: row[9] as string,
-    payloadJson: row[10] as string,
-    bytes_raw: Number(row[11]),
+    event_id: row[at.event_id] as string,
+    ts: Number(row[at.ts]),
+    ingested_at: Number(row[at.ingested_at]),
+    severity: Number(row[at.severity]),
+    event: row[at.event] as string,
+    actor: (row[at.actor] as string | null) ?? null,
+    source: (row[at.source] as string | null) ?? null,
+    message: row[at.message] as string,
+    payloadJson: row[at.payload] as string,
+    bytes_raw: Number(row[at.bytes_raw]),
   };
 }

@@ -1,25 +1,8 @@
 /**
- * The contract between ingest, the event store, SOQL and live tail.
- *
- * DuckDB table `events` (one table for every tenant; the tenant first so the store can always
- * filter on it):
- *
- *   seq          BIGINT    NOT NULL  -- ingestion order, strictly increasing per store; tail resumes on it
- *   tenant       UINTEGER  NOT NULL  -- (org_id, project_id, mode) as an id of `event_tenants`; only the store maps it
- *   dataset_id   VARCHAR   NOT NULL  -- internal dataset id, so a rename touches no event
- *   event_id     UUID      NOT NULL
- *   ts           BIGINT    NOT NULL  -- epoch milliseconds
- *   ingested_at  BIGINT    NOT NULL  -- epoch milliseconds
- *   severity     UTINYINT  NOT NULL  -- index into `severities`
- *   event        VARCHAR   NOT NULL
- *   actor        VARCHAR             -- NULL when absent
- *   source       VARCHAR             -- NULL when absent
- *   message      VARCHAR   NOT NULL
- *   payload      VARCHAR   NOT NULL  -- JSON text of an object; nested objects kept nested
- *   bytes_raw    INTEGER   NOT NULL
- *
- * SOQL's `dataset` field is the dataset *name*; the compiler maps names to dataset_id with the
- * tenant's active datasets, so archived datasets are never searched.
+ * The contract between ingest, the event store, SOQL and live tail. The stored columns are
+ * described once in event-columns.ts; SOQL's `dataset` field is the dataset *name*, which the
+ * compiler maps to dataset_id with the tenant's active datasets, so archived datasets are
+ * never searched.
  */
 
 /** Ordinal severities, lowest first; stored as their index. */

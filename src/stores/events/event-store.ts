@@ -177,3 +177,18 @@ export class EventStoreLockedError extends Error {
     this.name = 'EventStoreLockedError';
   }
 }
+
+/**
+ * A read that would have to wait longer than its bound for the loader to reach the events
+ * acknowledged before it (read-your-writes), or an append held back because the loader is far
+ * behind. Answered as 503 storage_error with Retry-After: the data is safe, only late.
+ */
+export class EventStoreBehindError extends Error {
+  constructor(
+    message: string,
+    readonly waitedMs: number,
+  ) {
+    super(message);
+    this.name = 'EventStoreBehindError';
+  }
+}

@@ -8,13 +8,18 @@ export interface OpenEventStoreOptions {
   /** DuckDB memory_limit (tests shrink it). */
   memoryLimit?: string;
   threads?: number;
+  readWaitMs?: number;
+  segmentBytes?: number;
+  maxEventsPerLoad?: number;
+  /** Where the engine's background errors go (the server's logger). */
+  log?: (level: 'warn' | 'error', message: string, error?: unknown) => void;
 }
 
 /**
- * Opens the events engine the configuration selects (today: embedded DuckDB). Loaded on first
- * use: DuckDB's library costs ~25 MB in a process that never touches events.
+ * Opens the events engine the configuration selects (today: embedded DuckDB, in a worker
+ * thread behind the write-ahead log). DuckDB's library loads in that thread only.
  */
 export async function openEventStore(options: OpenEventStoreOptions): Promise<EventStore> {
-  const { DuckDbEventStore } = await import('./duckdb-event-store.js');
-  return DuckDbEventStore.open(options);
+  const { LoggedEventStore } = await import('./logged-event-store.js');
+  return LoggedEventStore.open(options);
 }

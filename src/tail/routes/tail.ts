@@ -4,10 +4,10 @@ import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
-import { eventsRuntime } from '../../datasets/runtime.js';
+import type { EventsRuntime } from '../../events/runtime.js';
 import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../query/soql/index.js';
 import { sseHeaders } from '../sse.js';
-import { tailHub } from '../hub-registry.js';
+import type { TailHub } from '../hub.js';
 
 const TailBody = Type.Object(
   { q: Type.String({ description: 'a SOQL query without group by; "" matches every event' }) },
@@ -28,7 +28,7 @@ function lastEventId(request: FastifyRequest): number | undefined {
  * (this route's onRequest hook, so before the body is even read), query, then a session slot.
  * Every refusal is an ordinary JSON error; only then is the reply hijacked for the stream.
  */
-export function registerTailRoute(v1: Api, ctx: AppContext): void {
+export function registerTailRoute(v1: Api, ctx: AppContext, events: EventsRuntime, hub: TailHub): void {
   v1.post(
     '/query/tail',
     {
@@ -66,13 +66,11 @@ export function registerTailRoute(v1: Api, ctx: AppContext): void {
       const auth = requireAuth(request);
       const query = parseSoql(request.body.q);
       rejectAggregationForTail(query);
-      const runtime = await eventsRuntime(ctx);
-      const active = await runtime.datasets.listActive(auth.tenant);
+      const active = await events.datasets.listActive(auth.tenant);
       assertDatasetsExist(query, new Map(active.map((d) => [d.name, d.id])));
       const predicate = compilePredicate(query, { now: ctx.clock.now() });
       const resumeAfter = lastEventId(request);
 
-      const hub = await tailHub(ctx);
       const slot = hub.reserve(auth.tokenId);
       if (!slot) {
         throw new AppError(
@@ -82,7 +80,7 @@ export function registerTailRoute(v1: Api, ctx: AppContext): void {
       }
       let afterSeq: number;
       try {
-        const last = await runtime.store.lastSeq();
+        const last = await events.store.lastSeq();
         // An id beyond the store's end cannot be ours: start from now rather than wait for it.
         afterSeq = resumeAfter === undefined ? last : Math.min(resumeAfter, last);
       } catch (error) {

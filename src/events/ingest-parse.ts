@@ -208,6 +208,9 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   } else {
     payloadText = payload === undefined ? '{}' : JSON.stringify(payload);
   }
+  // JSON.parse accepts a lone surrogate ("\ud800") and JSON.stringify writes it back as that
+  // escape, which DuckDB's JSON reader refuses for the whole payload: stored as U+FFFD instead.
+  if (payloadText.includes('\\ud')) payloadText = payloadText.replace(loneSurrogateEscape, '$1\\ufffd');
   return {
     datasetId: d.datasetId,
     eventId,
@@ -222,6 +225,9 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
     payload: payloadText,
   };
 }
+
+/** A `\\udXXX` escape of a surrogate (JSON.stringify escapes only lone ones), not preceded by an escaped backslash. */
+const loneSurrogateEscape = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
 
 const tooLargeFailure = (index: number): IngestFailure => ({
   index,

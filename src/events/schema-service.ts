@@ -3,20 +3,10 @@ import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { EventStore, FieldStat, FieldStats } from '../stores/events/event-store.js';
 import type { Dataset } from './dataset-service.js';
+import { canonicalFieldTypes } from '../stores/events/event-columns.js';
 
-/** SPEC §2.5 / DECISIONS §9: the same for every dataset. */
-export const canonicalFields = [
-  { name: 'actor', type: 'string' },
-  { name: 'bytes_raw', type: 'number' },
-  { name: 'dataset', type: 'string' },
-  { name: 'event', type: 'string' },
-  { name: 'event_id', type: 'uuid' },
-  { name: 'ingested_at', type: 'datetime' },
-  { name: 'message', type: 'string' },
-  { name: 'severity', type: 'severity (ordinal)' },
-  { name: 'source', type: 'string' },
-  { name: 'ts', type: 'datetime' },
-] as const;
+/** SPEC §2.5 / DECISIONS §9: the same for every dataset, from the stored event's description. */
+export const canonicalFields = canonicalFieldTypes;
 
 export const schemaLimits = { keys: 50, samples: 5, windowMs: 24 * 3_600_000 } as const;
 

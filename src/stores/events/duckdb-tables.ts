@@ -3,32 +3,20 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
-import type {
-  AggregateRequest,
-  AppendResult,
-  DatasetNameResolver,
-  EventPage,
-  EventPageRequest,
-  EventStore,
-  FieldStats,
-  FieldStatsRequest,
-  NewEvent,
-  RawGroupRow,
-  TailRequest,
-} from './event-store.js';
+import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, TailRequest } from './event-store.js';
 import { EventStoreLockedError } from './event-store.js';
-
-export { EventStoreLockedError };
-import { GroupCommitWriter } from './duckdb-writer.js';
-import { eventColumns, schemaSql, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
+import type { EnginePageRequest, EventEngine, LoadRecord } from './engine.js';
+import { DuckDbLoader } from './duckdb-loader.js';
+import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
+import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits } from './field-stats.js';
 import { ReadGate } from './read-gate.js';
 
-export interface DuckDbEventStoreOptions {
+const noNames: ReadonlyMap<string, string> = new Map();
+
+export interface DuckDbTablesOptions {
   /** Directory holding events.duckdb (OPS_DATA_DIR/events). */
   dir: string;
-  names: DatasetNameResolver;
-  now: () => number;
   /** DuckDB memory_limit (default 192MB, to keep the process well under 400 MB). */
   memoryLimit?: string;
   threads?: number;
@@ -53,7 +41,12 @@ export function eventStoreSettings(tempDirectory: string, options: { memoryLimit
   };
 }
 
-export class DuckDbEventStore implements EventStore {
+/**
+ * The embedded DuckDB engine: one `events.duckdb` file, owned by one thread of one process
+ * (DuckDB allows one writing process). It runs in the events worker thread (duckdb-worker.ts),
+ * so no statement ever blocks the event loop that serves HTTP.
+ */
+export class DuckDbEngine implements EventEngine {
   private closed = false;
   /** The last queued deleteBefore; see there. */
   private deletes: Promise<unknown> = Promise.resolve();
@@ -62,9 +55,8 @@ export class DuckDbEventStore implements EventStore {
 
   private constructor(
     private readonly instance: DuckDBInstance,
-    private readonly writerConnection: DuckDBConnection,
-    private readonly writer: GroupCommitWriter,
-    private readonly names: DatasetNameResolver,
+    private readonly loaderConnection: DuckDBConnection,
+    private readonly loader: DuckDbLoader,
     private readonly tenants: TenantIds,
   ) {}
 
@@ -73,7 +65,7 @@ export class DuckDbEventStore implements EventStore {
     return this.tenants.params(tenant);
   }
 
-  static async open(options: DuckDbEventStoreOptions): Promise<DuckDbEventStore> {
+  static async open(options: DuckDbTablesOptions): Promise<DuckDbEngine> {
     fs.mkdirSync(options.dir, { recursive: true });
     // Left by earlier versions, which staged each commit as an NDJSON file.
     fs.rmSync(path.join(options.dir, 'staging'), { recursive: true, force: true });
@@ -87,16 +79,33 @@ export class DuckDbEventStore implements EventStore {
     }
     const connection = await instance.connect();
     await connection.run(schemaSql);
-    const max = await connection.runAndReadAll('SELECT coalesce(max(seq), 0) FROM events');
-    const nextSeq = Number(max.getRows()[0]![0]) + 1;
     const tenants = new TenantIds();
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
-    const writer = new GroupCommitWriter(connection, tenants, nextSeq, options.now);
-    return new DuckDbEventStore(instance, connection, writer, options.names, tenants);
+    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants), tenants);
+  }
+
+  loadedSeq(): Promise<number> {
+    return this.loader.loadedSeq();
+  }
+
+  load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    return this.loader.load(records, lastSeq);
+  }
+
+  async existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]> {
+    if (this.tenants.get(tenant) === undefined) return [];
+    const found: string[] = [];
+    for (let i = 0; i < eventIds.length; i += 1000) {
+      const list = eventIds.slice(i, i + 1000).filter(isUuid).map((e) => `${sqlString(e)}::UUID`).join(',');
+      const rows = await this.read(`SELECT event_id::VARCHAR FROM events WHERE ${tenantWhere} AND event_id IN (${list})`, this.tenantParams(tenant));
+      for (const row of rows) found.push(row[0] as string);
+    }
+    return found;
   }
 
   /**
-   * Runs one read on its own connection, so reads run in parallel with the writer. A read that
+   * Runs one read on its own connection, so reads run in parallel with the loader. A read that
    * runs out of memory fails alone with EventStoreResourceError (ReadGate).
    */
   private read(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
@@ -114,18 +123,7 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  private async resolveNames(tenant: Tenant, rows: DuckDBValue[][], column: number, known?: ReadonlyMap<string, string>): Promise<ReadonlyMap<string, string>> {
-    const ids = [...new Set(rows.map((r) => r[column] as string))];
-    if (known && ids.every((id) => known.has(id))) return known;
-    return ids.length ? this.names(tenant, ids) : new Map();
-  }
-
-  append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new Error('event store closed'));
-    return this.writer.append(tenant, events);
-  }
-
-  async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
+  async query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
     const params: DuckDBValue[] = [...this.tenantParams(tenant), ...request.filter.params];
     let keyset = '';
     if (request.after) {
@@ -137,10 +135,7 @@ export class DuckDbEventStore implements EventStore {
         `ORDER BY ts DESC, event_id DESC LIMIT ${Math.trunc(request.limit) + 1}`,
       params,
     );
-    const names = await this.resolveNames(tenant, rows, 1, request.names);
-    const events = rows.slice(0, request.limit).map((r) => toStoredEvent(r, names));
-    const last = events[events.length - 1];
-    return { events, next: rows.length > request.limit && last ? { ts: last.ts, event_id: last.event_id } : undefined };
+    return { events: rows.slice(0, request.limit).map((r) => toStoredEvent(r, noNames)), more: rows.length > request.limit };
   }
 
   async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
@@ -157,16 +152,14 @@ export class DuckDbEventStore implements EventStore {
     });
   }
 
-  async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
-    const counts = new Map<string, number>(datasetIds.map((id) => [id, 0]));
-    if (!datasetIds.length) return counts;
+  async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {
+    if (!datasetIds.length) return [];
     const rows = await this.read(
       `SELECT dataset_id, sum(count) FROM events_rollup WHERE ${tenantWhere} AND minute >= ? ` +
         `AND dataset_id IN (${datasetIds.map(() => '?').join(', ')}) GROUP BY dataset_id`,
       [...this.tenantParams(tenant), Math.floor(sinceMs / 60_000), ...datasetIds],
     );
-    for (const [id, n] of rows) counts.set(id as string, Number(n));
-    return counts;
+    return rows.map(([id, n]) => [id as string, Number(n)]);
   }
 
   /**
@@ -208,7 +201,7 @@ export class DuckDbEventStore implements EventStore {
   /**
    * One delete at a time: two purges (the background job and `opsctl purge`) deleting the same
    * rows at once make DuckDB refuse the second ("Conflict on tuple deletion"); queued, the
-   * second finds nothing left to delete. A conflict with the writer's rollup merge is retried.
+   * second finds nothing left to delete. A conflict with the loader's rollup merge is retried.
    */
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
     const run = this.deletes.then(() => this.deleteBeforeNow(tenant, datasetId, beforeMs));
@@ -218,7 +211,7 @@ export class DuckDbEventStore implements EventStore {
 
   private async deleteBeforeNow(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
     if (this.closed) throw new Error('event store closed');
-    // Its own connection: DuckDB's MVCC lets the delete run beside the writer's appends.
+    // Its own connection: DuckDB's MVCC lets the delete run beside the loader's appends.
     const connection = await this.instance.connect();
     try {
       const params: DuckDBValue[] = [...this.tenantParams(tenant), datasetId];
@@ -248,13 +241,7 @@ export class DuckDbEventStore implements EventStore {
       `SELECT ${eventColumns} FROM events WHERE ${tenantWhere} AND seq > ? AND (${request.filter.where}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
       [...this.tenantParams(tenant), request.afterSeq, ...request.filter.params],
     );
-    const names = await this.resolveNames(tenant, rows, 1);
-    return rows.map((r) => toStoredEvent(r, names));
-  }
-
-  async lastSeq(): Promise<number> {
-    const [row] = await this.read('SELECT coalesce(max(seq), 0) FROM events', []);
-    return Number(row?.[0] ?? 0);
+    return rows.map((r) => toStoredEvent(r, noNames));
   }
 
   async ping(): Promise<void> {
@@ -263,9 +250,9 @@ export class DuckDbEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.writer.drain();
     this.closed = true;
-    this.writerConnection.closeSync();
+    await this.deletes;
+    this.loaderConnection.closeSync();
     this.instance.closeSync();
   }
 }

@@ -6,7 +6,7 @@ import { DateTime } from '../http/schemas.js';
 import { severities } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { datasetNamePattern, type Dataset } from './dataset-service.js';
-import { eventsRuntime } from './runtime.js';
+import type { EventsRuntime } from './runtime.js';
 import { registerIngestRoute } from './ingest-route.js';
 
 const Name = Type.String({ pattern: datasetNamePattern, description: 'dataset name' });
@@ -39,12 +39,12 @@ const NameParams = Type.Object({ name: Name });
 const dayMs = 86_400_000;
 
 /** GET/POST /datasets, PATCH/DELETE /datasets/{name}, GET /datasets/{name}/schema, ingest. */
-export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<void> {
+export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+  const { store, datasets, schemas } = events;
   v1.addSchema(DatasetSummary);
-  const summaries = async (tenant: Tenant, datasets: Dataset[]) => {
-    const { store } = await eventsRuntime(ctx);
-    const counts = await store.rollupCounts(tenant, datasets.map((d) => d.id), ctx.clock.now() - dayMs);
-    return datasets.map((d) => ({
+  const summaries = async (tenant: Tenant, list: Dataset[]) => {
+    const counts = await store.rollupCounts(tenant, list.map((d) => d.id), ctx.clock.now() - dayMs);
+    return list.map((d) => ({
       name: d.name,
       retention_days: d.retention_days,
       events_last_24h: counts.get(d.id) ?? 0,
@@ -61,7 +61,6 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
     async (request) => {
       const { tenant } = requireAuth(request);
-      const { datasets } = await eventsRuntime(ctx);
       return { datasets: await summaries(tenant, await datasets.listActive(tenant)) };
     },
   );
@@ -79,7 +78,6 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
-      const { datasets } = await eventsRuntime(ctx);
       const created = await datasets.create(tenant, plan, request.body);
       return reply.code(201).send((await summaries(tenant, [created]))[0]);
     },
@@ -102,7 +100,6 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
     async (request) => {
       const { tenant, plan } = requireAuth(request);
-      const { datasets } = await eventsRuntime(ctx);
       const updated = await datasets.update(tenant, plan, request.params.name, request.body);
       return (await summaries(tenant, [updated]))[0];
     },
@@ -121,7 +118,6 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
     async (request) => {
       const { tenant } = requireAuth(request);
-      const { datasets } = await eventsRuntime(ctx);
       const archived = await datasets.archive(tenant, request.params.name);
       return { name: archived.name, archived: true as const, archived_at: archived.archived_at! };
     },
@@ -141,7 +137,6 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
     async (request, reply) => {
       const { tenant } = requireAuth(request);
-      const { datasets, schemas } = await eventsRuntime(ctx);
       const dataset = await datasets.getActive(tenant, request.params.name);
       const { schema, hit } = await schemas.schemaOf(tenant, dataset);
       reply.header('X-Cache', hit ? 'HIT' : 'MISS');
@@ -149,5 +144,5 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext): Promise<v
     },
   );
 
-  await registerIngestRoute(v1, ctx);
+  await registerIngestRoute(v1, ctx, events);
 }

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
+import type { Logger } from '../app/logger.js';
 import { AppError } from '../errors/app-error.js';
 import { EventStoreLockedError } from '../stores/events/event-store.js';
-import { eventsRuntime, openRuntime } from './runtime.js';
+import { openEventsRuntime, type EventsRuntime } from './runtime.js';
 import { runRetention, type RetentionResult } from './retention.js';
 
 /**
@@ -13,7 +14,8 @@ import { runRetention, type RetentionResult } from './retention.js';
  */
 export const adminSocketPath = (ctx: AppContext) => path.join(ctx.config.dataDir, 'events-admin.sock');
 
-export async function startAdminSocket(ctx: AppContext, log: (message: string, error?: unknown) => void): Promise<() => Promise<void>> {
+/** Serves the socket for the server's runtime; resolves to the function that stops it. */
+export async function startAdminSocket(ctx: AppContext, runtime: EventsRuntime, log: Logger): Promise<() => Promise<void>> {
   const socketPath = adminSocketPath(ctx);
   const server = http.createServer((request, response) => {
     const reply = (status: number, body: unknown) => {
@@ -21,15 +23,13 @@ export async function startAdminSocket(ctx: AppContext, log: (message: string, e
       response.end(JSON.stringify(body));
     };
     if (request.method !== 'POST' || request.url !== '/retention') return reply(404, { error: 'unknown admin operation' });
-    eventsRuntime(ctx)
-      .then((runtime) => runRetention(ctx, runtime))
-      .then(
-        (result) => reply(200, result),
-        (error: unknown) => {
-          log('admin retention failed', error);
-          reply(500, { error: (error as Error).message });
-        },
-      );
+    runRetention(ctx, runtime).then(
+      (result) => reply(200, result),
+      (error: unknown) => {
+        log.error({ err: error }, 'events: retention asked through the admin socket failed');
+        reply(500, { error: (error as Error).message });
+      },
+    );
   });
   // A socket file left by a server that was killed: nobody listens on it any more.
   fs.rmSync(socketPath, { force: true });
@@ -40,7 +40,7 @@ export async function startAdminSocket(ctx: AppContext, log: (message: string, e
     });
     fs.chmodSync(socketPath, 0o600);
   } catch (error) {
-    log(`admin socket ${socketPath} unavailable; opsctl purge cannot reach this server`, error);
+    log.warn({ err: error }, `events: admin socket ${socketPath} unavailable; opsctl purge cannot reach this server`);
     return async () => undefined;
   }
   return () =>
@@ -70,12 +70,12 @@ function askServer(socketPath: string): Promise<RetentionResult | undefined> {
 }
 
 /** Retention from opsctl: through the running server, else on the event store directly. */
-export async function retentionFromCli(ctx: AppContext): Promise<RetentionResult & { via: 'server' | 'direct' }> {
+export async function retentionFromCli(ctx: AppContext, log: Logger): Promise<RetentionResult & { via: 'server' | 'direct' }> {
   const viaServer = await askServer(adminSocketPath(ctx));
   if (viaServer) return { ...viaServer, via: 'server' };
   let runtime;
   try {
-    runtime = await openRuntime(ctx);
+    runtime = await openEventsRuntime(ctx, log);
   } catch (error) {
     if (error instanceof EventStoreLockedError) {
       throw new AppError(

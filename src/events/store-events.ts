@@ -30,14 +30,6 @@ export async function storeEvents(
   }
   // A retried event already stored is acknowledged again but counted once.
   if (appended.duplicates) await ctx.quotas.release(tenant.orgId, 'events_month', appended.duplicates);
-  if (appended.stored) {
-    for (const listener of runtime.appendListeners) {
-      try {
-        listener(tenant, appended.lastSeq);
-      } catch (error) {
-        onAppendError(error);
-      }
-    }
-  }
+  if (appended.stored) runtime.appended(tenant, appended.lastSeq, onAppendError);
   return appended;
 }

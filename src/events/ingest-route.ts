@@ -9,7 +9,7 @@ import { severities } from '../stores/events/event-record.js';
 import { datasetNamePattern } from './dataset-service.js';
 import { bodyFormat, ingestLimits, parseJsonBody, parseNdjson } from './ingest-parse.js';
 import { storeEvents } from './store-events.js';
-import { eventsRuntime } from './runtime.js';
+import type { EventsRuntime } from './runtime.js';
 
 const IngestResult = Type.Object({
   ingested: Type.Integer(),
@@ -73,7 +73,7 @@ function readBody(request: { headers: Record<string, string | string[] | undefin
 }
 
 /** POST /datasets/{name}/ingest (DECISIONS §9), in its own scope for its raw body parser. */
-export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<void> {
+export async function registerIngestRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
@@ -115,8 +115,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<voi
         const format = bodyFormat(request.headers['content-type']);
         const body = request.body;
         if (!Buffer.isBuffer(body) || body.length === 0) throw badRequest('the request body holds no events');
-        const runtime = await eventsRuntime(ctx);
-        const target = await runtime.datasets.ingestTarget(auth.tenant, auth.plan, request.params.name);
+        const target = await events.datasets.ingestTarget(auth.tenant, auth.plan, request.params.name);
         const defaults = {
           datasetId: target.dataset.id,
           defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
@@ -125,7 +124,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext): Promise<voi
         };
         const parsed = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
         const count = parsed.events.length;
-        await storeEvents(ctx, runtime, auth, parsed.events, (error) => request.log.error({ err: error }, 'event append failed'));
+        await storeEvents(ctx, events, auth, parsed.events, (error) => request.log.error({ err: error }, 'event append failed'));
         return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
       },
     );

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from './runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
 
 /** Org A project 1 live owns "shared"; every other tenant sees nothing of it. */
@@ -40,7 +39,7 @@ describe('tenant matrix for every dataset endpoint', () => {
       const schema = await s.request('GET', '/datasets/shared/schema', { token: t.token });
       assert.deepEqual(schema.body.payload_fields, [], label);
     }
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     for (const [label, t] of Object.entries({ a: s.tenants.a, ...others() })) {
       const events = (await store.query(t, { filter: matchAll, limit: 100 })).events;
       assert.deepEqual(events.map((e) => e.event), [label === 'a' ? 'mine' : label], label);

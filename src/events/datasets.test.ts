@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from './runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
 
 describe('datasets', () => {
@@ -36,7 +35,7 @@ describe('datasets', () => {
     assert.equal(r.status, 200);
     const names = (await list()).map((d) => d.name).sort();
     assert.deepEqual(names, ['alpha', 'beta', 'default', 'gamma']);
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     const events = (await store.query(s.tenants.a, { filter: matchAll, limit: 100 })).events;
     const d1 = events.find((e) => e.event === 'd1')!;
     assert.equal(d1.dataset, 'default');
@@ -65,7 +64,7 @@ describe('datasets', () => {
     assert.equal(r.body.retention_days, 3);
     assert.equal(r.body.default_severity, 'error');
     assert.equal(r.body.events_last_24h, 2);
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     const events = (await store.query(s.tenants.a, { filter: matchAll, limit: 100 })).events;
     assert.deepEqual(events.filter((e) => e.dataset === 'alpha2').map((e) => e.event).sort(), ['a', 'b']);
     assert.equal((await s.request('PATCH', '/datasets/alpha', { json: { retention_days: 3 } })).status, 404);

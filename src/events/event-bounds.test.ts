@@ -8,7 +8,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { v7 } from 'uuid';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from './runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
 
 const ndHeaders = { 'content-type': 'application/x-ndjson' };
@@ -29,7 +28,7 @@ describe('event bounds', () => {
   after(() => s.close());
 
   const stored = async (dataset: string) => {
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     return (await store.query(s.tenants.a, { filter: matchAll, limit: 1000 })).events.filter((e) => e.dataset === dataset);
   };
   const depthMessage = /more than 32 levels deep.*at most 32/;
@@ -141,7 +140,7 @@ describe('event bounds', () => {
   });
 
   test('schema answers 200 whatever is stored: events of 5,000 keys and 3,000 levels written before the caps existed', async () => {
-    const { store, datasets } = await eventsRuntime(s.server.ctx);
+    const { store, datasets } = s.server.events;
     assert.equal((await s.request('POST', '/datasets', { json: { name: 'legacy' } })).status, 201);
     const dataset = await datasets.getActive(s.tenants.a, 'legacy');
     const now = s.clock.now();

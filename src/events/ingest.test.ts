@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from './runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
 import { severities } from '../stores/events/event-record.js';
 
@@ -17,9 +16,21 @@ describe('ingest', () => {
   after(() => s.close());
 
   const all = async (tenant = s.tenants.a) => {
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     return (await store.query(tenant, { filter: matchAll, limit: 1000 })).events;
   };
+
+  test('a lone surrogate in a payload is stored as U+FFFD, so payload queries over it keep working', async () => {
+    const body = '{"event":"lone","payload":{"a":"x\\ud800y","\\udc00k":1,"esc":"\\\\ud800"}}';
+    let r = await s.request('POST', '/datasets/surrogates/ingest', { body, headers: { 'content-type': 'application/json' } });
+    assert.equal(r.status, 200, r.text);
+    r = await s.request('POST', '/query', { json: { q: 'dataset:surrogates AND payload.a exists' } });
+    assert.equal(r.status, 200, r.text);
+    const [event] = (r.body as { events: Array<{ payload: Record<string, unknown> }> }).events;
+    assert.deepEqual(event!.payload, { a: 'x\ufffdy', '\ufffdk': 1, esc: '\\ud800' });
+    r = await s.request('POST', '/query', { json: { q: 'dataset:surrogates group by payload.a' } });
+    assert.equal(r.status, 200, r.text);
+  });
 
   test('JSON array, single object, NDJSON and gzip NDJSON are all accepted', async () => {
     let r = await s.request('POST', '/datasets/forms/ingest', { json: [{ event: 'a', message: 'one' }, { event: 'b' }] });

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventsRuntime } from './runtime.js';
 import { matchAll } from '../stores/events/event-store.js';
-import { eventsCapability } from './capability.js';
+import { retentionFromCli } from './admin-socket.js';
+import { createLogger } from '../app/logger.js';
 import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
@@ -20,7 +20,7 @@ describe('retention', () => {
   after(() => s.close());
 
   const count = async (dataset: string) => {
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     return (await store.query(s.tenants.a, { filter: matchAll, limit: 1000 })).events.filter((e) => e.dataset === dataset).length;
   };
 
@@ -29,7 +29,7 @@ describe('retention', () => {
     await s.request('POST', '/datasets', { json: { name: 'short', retention_days: 2 } });
     await s.request('POST', '/datasets/short/ingest', { json: [{ ts: now - 3 * day }, { ts: now - 1 * day }, { ts: now }] });
     await s.request('POST', '/datasets/long/ingest', { json: [{ ts: now - 3 * day }, { ts: now - 29 * day }, { ts: now - 31 * day }] });
-    const result = await eventsCapability.purge!(s.server.ctx);
+    const result = await s.server.events.purge();
     // The 1 s background job (next test) may have run between the ingest and this call and
     // deleted some of the two first: what counts is what is left. The exact figure a purge
     // reports is checked without a background job below.
@@ -65,9 +65,9 @@ test('opsctl purge without a running server opens the event store itself', async
   const config = { ...s.server.ctx.config };
   await s.request('POST', '/datasets/alone/ingest', { json: [{ ts: Date.now() - 60 * day }, {}] });
   await s.server.close();
-  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: config.dataDir, ...(config.databaseUrl ? { OPS_DATABASE_URL: config.databaseUrl } : {}) }), systemClock, 'cli');
+  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: config.dataDir, ...(config.databaseUrl ? { OPS_DATABASE_URL: config.databaseUrl } : {}) }), systemClock);
   try {
-    const result = await eventsCapability.purge!(ctx);
+    const result = await retentionFromCli(ctx, createLogger(false));
     assert.equal(result.via, 'direct');
     assert.equal(result.events_deleted, 1);
   } finally {
@@ -85,9 +85,9 @@ test('concurrent purges all succeed and delete each old event once', async () =>
     for (const name of ['one', 'two']) {
       await s.request('POST', `/datasets/${name}/ingest`, { json: [...Array.from({ length: 50 }, () => ({ ts: old })), { ts: Date.now() }] });
     }
-    const results = await Promise.all(Array.from({ length: 4 }, () => eventsCapability.purge!(s.server.ctx)));
+    const results = await Promise.all(Array.from({ length: 4 }, () => s.server.events.purge()));
     assert.equal(results.reduce((sum, r) => sum + Number(r.events_deleted), 0), 100);
-    const { store } = await eventsRuntime(s.server.ctx);
+    const { store } = s.server.events;
     assert.equal((await store.query(s.tenants.a, { filter: matchAll, limit: 1000 })).events.length, 2);
   } finally {
     await s.close();

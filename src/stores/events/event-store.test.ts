@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { v7 } from 'uuid';
-import { DuckDbEventStore } from './duckdb-event-store.js';
-import { matchAll, type NewEvent } from './event-store.js';
+import { LoggedEventStore } from './logged-event-store.js';
+import { EventStoreBehindError, matchAll, type NewEvent } from './event-store.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 
 const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
@@ -18,12 +18,12 @@ const ev = (ts: number, body: { event?: string; actor?: string; source?: string;
   ...extra,
 });
 
-describe('DuckDbEventStore', () => {
+describe('LoggedEventStore (write-ahead log + DuckDB worker)', () => {
   let dir: string;
-  let store: DuckDbEventStore;
+  let store: LoggedEventStore;
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-store-'));
-    store = await DuckDbEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, `name-of-${id}`])) });
+    store = await LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, `name-of-${id}`])) });
     const events: NewEvent[] = [];
     for (let i = 0; i < 25; i++) events.push(ev(1000 + Math.floor(i / 2), { event: `e${i}`, payload: { n: i, group: i % 3 === 0 ? 'x' : 'y', ...(i % 5 === 0 ? {} : { opt: i % 2 }) } }, { severity: i % 5 }));
     await store.append(a, events);
@@ -117,12 +117,12 @@ describe('DuckDbEventStore', () => {
 });
 
 test('a second process cannot open the same store: EventStoreLockedError', async () => {
-  const { EventStoreLockedError } = await import('./duckdb-event-store.js');
+  const { EventStoreLockedError } = await import('./event-store.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-lock-'));
   const { spawnSync } = await import('node:child_process');
-  const first = await DuckDbEventStore.open({ dir, now: () => 0, names: async () => new Map() });
+  const first = await LoggedEventStore.open({ dir, now: () => 0, names: async () => new Map() });
   try {
-    const script = `import('${path.resolve('src/stores/events/duckdb-event-store.ts')}').then(async (m) => { try { await m.DuckDbEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); console.log('opened'); } catch (e) { console.log(e instanceof m.EventStoreLockedError ? 'locked' : String(e)); } })`;
+    const script = `Promise.all([import('${path.resolve('src/stores/events/logged-event-store.ts')}'), import('${path.resolve('src/stores/events/event-store.ts')}')]).then(async ([m, s]) => { try { await m.LoggedEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); console.log('opened'); } catch (e) { console.log(e instanceof s.EventStoreLockedError ? 'locked' : String(e)); } process.exit(0); })`;
     const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8' });
     assert.equal(run.stdout.trim(), 'locked', run.stderr);
     assert.ok(EventStoreLockedError);
@@ -130,4 +130,78 @@ test('a second process cannot open the same store: EventStoreLockedError', async
     await first.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('LoggedEventStore: the log in front of the loader', () => {
+  const open = (dir: string, tuning: { maxEventsPerLoad?: number; readWaitMs?: number } = {}) =>
+    LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, id])), ...tuning });
+  const count = async (store: LoggedEventStore, tenant: Tenant) => (await store.query(tenant, { filter: matchAll, limit: 1000 })).events.length;
+
+  test('a query right after an acknowledgement sees the events, however far behind the loader is', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ryw-'));
+    // One event per load: 300 one-event appends leave the loader hundreds of loads behind.
+    const store = await open(dir, { maxEventsPerLoad: 1 });
+    try {
+      await Promise.all(Array.from({ length: 300 }, (_, i) => store.append(a, [ev(i, { event: `e${i}` })])));
+      assert.ok(store.backlog > 0, 'the loader is still behind when the query arrives');
+      assert.equal(await count(store, a), 300);
+      assert.equal(store.backlog, 0);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('past its bound a read fails with EventStoreBehindError (503); the events load all the same', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-behind-'));
+    const store = await open(dir, { maxEventsPerLoad: 1, readWaitMs: 1 });
+    try {
+      await Promise.all(Array.from({ length: 300 }, (_, i) => store.append(a, [ev(i, { event: `e${i}` })])));
+      await assert.rejects(count(store, a), EventStoreBehindError);
+      while (store.backlog > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(await count(store, a), 300);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a client event_id is stored once: retries racing, retries after the load, and after a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-dedupe-'));
+    const id = v7();
+    let store = await open(dir, { maxEventsPerLoad: 1 });
+    try {
+      const first = await Promise.all(Array.from({ length: 5 }, () => store.append(a, [ev(1, { event: 'once' }, { eventId: id, clientEventId: true })])));
+      assert.deepEqual(first.map((r) => r.stored).sort(), [0, 0, 0, 0, 1]);
+      assert.equal(await count(store, a), 1);
+      // Loaded now: the engine answers for it.
+      assert.deepEqual(await store.append(a, [ev(1, { event: 'once' }, { eventId: id, clientEventId: true })]), { stored: 0, duplicates: 1, lastSeq: 0 });
+      // Another tenant may use the same id.
+      assert.equal((await store.append(b, [ev(1, { event: 'theirs' }, { eventId: id, clientEventId: true })])).stored, 1);
+      await store.close();
+      store = await open(dir);
+      assert.equal((await store.append(a, [ev(1, { event: 'once' }, { eventId: id, clientEventId: true })])).duplicates, 1);
+      assert.equal(await count(store, a), 1);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('close loads everything and leaves no log behind; a reopen holds each event once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-reopen-'));
+    let store = await open(dir, { maxEventsPerLoad: 7 });
+    try {
+      await Promise.all(Array.from({ length: 40 }, (_, i) => store.append(a, [ev(i, { event: `e${i}` }), ev(i, { event: `f${i}` })])));
+      await store.close();
+      const left = fs.readdirSync(path.join(dir, 'wal'));
+      assert.ok(left.length <= 1, `segments left: ${left.join(', ')}`);
+      store = await open(dir);
+      assert.equal(await count(store, a), 80);
+      assert.equal(await store.lastSeq(), 80);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

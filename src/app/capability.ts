@@ -1,0 +1,29 @@
+import type { RouteRegistrar } from './build-api.js';
+import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
+
+/**
+ * What a capability's `open(ctx, …its dependencies)` returns. server.ts opens each in order,
+ * hands the parts to the two listeners and runs the lifecycle below; opsctl opens only what a
+ * command needs. A capability has the parts it has.
+ *
+ * Lifecycle: open → routes registered → listeners bound → start → … → stop → listeners
+ * closed → close.
+ */
+export interface Capability {
+  /** Names its share of `opsctl purge`'s result. */
+  readonly name: string;
+  /** Its /v1 routes. */
+  readonly routes?: RouteRegistrar;
+  /** Its public routes on the delivery listener. */
+  readonly delivery?: DeliveryRegistrar;
+  /** Rejects while it cannot serve: /readyz answers 503. */
+  readonly readiness?: () => Promise<void>;
+  /** Starts its background jobs, once both listeners are bound. */
+  readonly start?: () => void;
+  /** Stops its background jobs and ends its long-lived responses (live tail), before the listeners close. */
+  readonly stop?: () => Promise<void>;
+  /** Its purge, run now (what its background job runs); the result is its share of `opsctl purge`. */
+  readonly purge?: () => Promise<object>;
+  /** Releases what open() took (the event store), after the listeners closed. */
+  readonly close?: () => Promise<void>;
+}

@@ -1,0 +1,45 @@
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { Logger } from '../app/logger.js';
+import { registerDatasetRoutes } from './dataset-routes.js';
+import { openEventsRuntime, type EventsRuntime, type EventsRuntimeOptions } from './runtime.js';
+import { runRetention, type RetentionResult } from './retention.js';
+import { startAdminSocket } from './admin-socket.js';
+
+/** The events capability, and the runtime query, live tail and log entries are opened on. */
+export interface EventsCapability extends Capability, EventsRuntime {
+  purge(): Promise<RetentionResult>;
+}
+
+/**
+ * Datasets, ingest, schema discovery and retention. Opens the event store, which DuckDB lets
+ * one process hold: the server's, so opsctl never opens this (it asks the admin socket started
+ * here, admin-socket.ts). Retention runs every OPS_PURGE_INTERVAL_MS.
+ */
+export async function openEvents(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsCapability> {
+  const runtime = await openEventsRuntime(ctx, log, options);
+  const retention = () => runRetention(ctx, runtime);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let adminSocket: Promise<() => Promise<void>> | undefined;
+  return {
+    ...runtime,
+    name: 'events',
+    routes: (v1) => registerDatasetRoutes(v1, ctx, runtime),
+    readiness: () => runtime.store.ping(),
+    start: () => {
+      timer = setInterval(() => {
+        running = retention().catch((error: unknown) => log.error({ err: error }, 'events: retention failed; it runs again at the next interval'));
+      }, ctx.config.purgeIntervalMs);
+      timer.unref();
+      adminSocket = startAdminSocket(ctx, runtime, log);
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+      await (await adminSocket)?.();
+    },
+    purge: retention,
+    close: () => runtime.store.close(),
+  };
+}

@@ -1,0 +1,66 @@
+import path from 'node:path';
+import type { AppContext } from '../app/context.js';
+import type { Logger } from '../app/logger.js';
+import type { EventStore } from '../stores/events/event-store.js';
+import { openEventStore } from '../stores/events/open-event-store.js';
+import { DatasetService } from './dataset-service.js';
+import { SchemaService } from './schema-service.js';
+import type { Tenant } from '../tenancy/tenant.js';
+
+/** Called after an append is durable: a wake-up hint for live tail (the store stays the source of truth). */
+export type AppendListener = (tenant: Tenant, lastSeq: number) => void;
+
+/** What ingest, and query, live tail and log entries beside it, work with. */
+export interface EventsRuntime {
+  store: EventStore;
+  datasets: DatasetService;
+  schemas: SchemaService;
+  /** Calls `listener` after each durable append in this process (live tail wakes its sessions; polling is the fallback). */
+  onAppended(listener: AppendListener): void;
+  /** The write path's report of a durable append: tells every listener; one that throws is given to `onError`. */
+  appended(tenant: Tenant, lastSeq: number, onError: (error: unknown) => void): void;
+}
+
+/** Where the event store keeps its files. */
+export const eventsDir = (ctx: AppContext) => path.join(ctx.config.dataDir, 'events');
+
+/** Settings of the event store, for the call that opens it (tests shrink the memory limit). */
+export interface EventsRuntimeOptions {
+  memoryLimit?: string;
+  threads?: number;
+}
+
+/**
+ * Opens the event store on the context's data directory, with the services over it; the
+ * caller closes `store`. DuckDB allows one process: the server holds it, and opsctl opens it
+ * only when no server answers on the admin socket (admin-socket.ts).
+ */
+export async function openEventsRuntime(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
+  const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
+  const store = await openEventStore({
+    dir: eventsDir(ctx),
+    names: (tenant, ids) => datasets.namesOf(tenant, ids),
+    now: () => ctx.clock.now(),
+    log: (level, message, error) => log[level]({ err: error }, `events: ${message}`),
+    readWaitMs: ctx.config.events.readWaitMs,
+    segmentBytes: ctx.config.events.segmentBytes,
+    maxEventsPerLoad: ctx.config.events.loadBatchEvents,
+    ...options,
+  });
+  const listeners = new Set<AppendListener>();
+  return {
+    store,
+    datasets,
+    schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs),
+    onAppended: (listener) => void listeners.add(listener),
+    appended: (tenant, lastSeq, onError) => {
+      for (const listener of listeners) {
+        try {
+          listener(tenant, lastSeq);
+        } catch (error) {
+          onError(error);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { EventsRuntime } from '../events/runtime.js';
+import { QueryService } from './query-service.js';
+import { registerQueryRoutes } from './routes.js';
+
+/** POST /v1/query: SOQL over the events capability's store and datasets. */
+export function openQuery(ctx: AppContext, events: EventsRuntime): Capability {
+  const service = new QueryService({ store: events.store, datasets: events.datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
+  return { name: 'query', routes: (v1) => registerQueryRoutes(v1, ctx, service) };
+}

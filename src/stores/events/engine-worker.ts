@@ -1,0 +1,100 @@
+/**
+ * The events worker thread: owns the DuckDB engine and its loader, so no DuckDB call (and no
+ * chunk building) runs on the event loop that serves HTTP. Messages in, plain data out:
+ *
+ *   in:  { t: 'call', id, method, args }   a read (engine.ts's EngineReadMethod)
+ *        { t: 'catch-up' }                 start-up: load every record in the log
+ *        { t: 'durable', position }        the log is durable up to here: load it
+ *        { t: 'close' }                    load what is durable, close the engine, exit
+ *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'log', message, error }
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { DuckDbEngine, type DuckDbTablesOptions } from './duckdb-tables.js';
+import type { EngineReadMethod, EventEngine } from './engine.js';
+import { WalLoader } from './wal-loader.js';
+import type { WalPosition } from './wal.js';
+
+export interface EngineWorkerData extends DuckDbTablesOptions {
+  walDir: string;
+  maxEventsPerLoad: number;
+  maxBytesPerLoad: number;
+}
+
+export type ToWorker =
+  | { t: 'call'; id: number; method: EngineReadMethod; args: unknown[] }
+  | { t: 'catch-up'; id: number }
+  | { t: 'durable'; position: WalPosition }
+  | { t: 'close'; id: number };
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export type FromWorker =
+  | { t: 'reply'; id: number; value?: unknown; error?: SerializedError }
+  | { t: 'loaded'; seq: number }
+  | { t: 'log'; message: string; error: SerializedError };
+
+const serialize = (error: unknown): SerializedError =>
+  error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { name: 'Error', message: String(error) };
+
+const port = parentPort!;
+const data = workerData as EngineWorkerData;
+const post = (message: FromWorker) => port.postMessage(message);
+
+let engine: EventEngine | undefined;
+let loader: WalLoader | undefined;
+const opening = (async () => {
+  engine = await DuckDbEngine.open(data);
+  loader = new WalLoader(engine, {
+    dir: data.walDir,
+    maxEventsPerLoad: data.maxEventsPerLoad,
+    maxBytesPerLoad: data.maxBytesPerLoad,
+    onLoaded: (seq) => post({ t: 'loaded', seq }),
+    onError: (error) => post({ t: 'log', message: 'loading events from the log failed; retrying at the next write', error: serialize(error) }),
+  });
+  return loader.start();
+})();
+
+async function handle(message: ToWorker): Promise<unknown> {
+  switch (message.t) {
+    case 'catch-up':
+      await opening;
+      return loader!.catchUp();
+    case 'call': {
+      await opening;
+      const method = engine![message.method] as (...args: unknown[]) => Promise<unknown>;
+      return method.apply(engine, message.args);
+    }
+    case 'close':
+      await opening.catch(() => undefined);
+      if (loader) {
+        await loader.drain();
+        loader.stop();
+      }
+      await engine?.close();
+      return loader?.loadedSeq ?? 0;
+    default:
+      return undefined;
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.t === 'durable') {
+    void opening.then(() => loader!.notify(message.position), () => undefined);
+    return;
+  }
+  const id = message.id;
+  handle(message).then(
+    (value) => post({ t: 'reply', id, value }),
+    (error: unknown) => post({ t: 'reply', id, error: serialize(error) }),
+  );
+});
+
+// The first reply: the engine is open (or why not) and its loaded position.
+opening.then(
+  (seq) => post({ t: 'reply', id: 0, value: seq }),
+  (error: unknown) => post({ t: 'reply', id: 0, error: serialize(error) }),
+);

@@ -1,0 +1,48 @@
+import type { Tenant } from '../../tenancy/tenant.js';
+import type { StoredEvent } from './event-record.js';
+import type { EventBatch } from './event-batch.js';
+import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, TailRequest } from './event-store.js';
+
+/**
+ * What an events engine (DuckDB embedded today, ClickHouse next) implements behind the
+ * write-ahead log. The log (wal.ts) acknowledges appends; the loader (wal-loader.ts) hands the
+ * engine the log's records in order through `load`; reads answer from what is loaded. Events
+ * come back with `dataset` holding the dataset *id*: names are the metadata store's business
+ * and are mapped by the caller.
+ *
+ * Every method takes the Tenant first and applies it itself (the engine owns the one place
+ * tenancy turns into its query language).
+ */
+export interface EventEngine {
+  /** Seq of the last event loaded (0 when none): the log is replayed after it. */
+  loadedSeq(): Promise<number>;
+  /**
+   * Loads records, oldest first, and records `lastSeq` as the loaded position atomically with
+   * them (or idempotently), so a crash at any point loads each record exactly once.
+   */
+  load(records: readonly LoadRecord[], lastSeq: number): Promise<void>;
+  query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }>;
+  aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
+  rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>>;
+  fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats>;
+  deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
+  readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /** Which of these client event ids the tenant has stored already. */
+  existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LoadRecord {
+  firstSeq: number;
+  batch: EventBatch;
+}
+
+export interface EnginePageRequest {
+  filter: CompiledFilter;
+  limit: number;
+  after?: EventKey;
+}
+
+/** The read methods, by name: what crosses to an engine running in a worker thread. */
+export type EngineReadMethod = Exclude<keyof EventEngine, 'load' | 'loadedSeq' | 'close'>;

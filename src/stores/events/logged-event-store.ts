@@ -1,0 +1,278 @@
+import path from 'node:path';
+import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
+import type { StoredEvent } from './event-record.js';
+import { encodeBatch } from './event-batch.js';
+import {
+  EventStoreBehindError,
+  matchAll,
+  type AggregateRequest,
+  type AppendResult,
+  type DatasetNameResolver,
+  type EventPage,
+  type EventPageRequest,
+  type EventStore,
+  type FieldStats,
+  type FieldStatsRequest,
+  type NewEvent,
+  type RawGroupRow,
+  type TailRequest,
+} from './event-store.js';
+import { EngineClient } from './engine-client.js';
+import { RecentEvents } from './recent-events.js';
+import { WriteAheadLog } from './wal.js';
+
+export interface LoggedEventStoreOptions {
+  /** OPS_DATA_DIR/events: events.duckdb and the log's segments (wal/). */
+  dir: string;
+  names: DatasetNameResolver;
+  now: () => number;
+  memoryLimit?: string;
+  threads?: number;
+  log?: (level: 'warn' | 'error', message: string, error?: unknown) => void;
+  /** How long a read waits for the loader to reach the events acknowledged before it (→ 503). */
+  readWaitMs?: number;
+  segmentBytes?: number;
+  /** Events held for live tail (recent-events.ts). */
+  recentEvents?: number;
+  /** Acknowledged events not loaded yet past which appends wait for the loader. */
+  maxBacklogEvents?: number;
+}
+
+type Tuning = { [K in keyof typeof logDefaults]: number };
+
+export const logDefaults = {
+  readWaitMs: 10_000,
+  segmentBytes: 64 * 1024 * 1024,
+  recentEvents: 50_000,
+  maxBacklogEvents: 1_000_000,
+  maxEventsPerLoad: 50_000,
+  maxBytesPerLoad: 32 * 1024 * 1024,
+} as const;
+
+/**
+ * The event store the server uses: a write-ahead log in front of an engine in a worker thread.
+ *
+ *   append  → validate-free encode → log (group commit, fdatasync) → answered; then the worker
+ *             loads the record into DuckDB in bulk, and the segment is deleted once loaded.
+ *   reads   → wait until the loader has reached every event acknowledged before the read
+ *             arrived (read-your-writes; bounded, then EventStoreBehindError → 503), then the
+ *             worker answers with plain data; dataset ids become names here.
+ *   tail    → the newest acknowledged events straight from memory (RecentEvents), so live
+ *             tail never waits for the loader.
+ *
+ * Client event ids are de-duplicated before the log: against the ids still in the log
+ * (in memory) and against the engine (one lookup, only for batches that carry ids).
+ */
+export class LoggedEventStore implements EventStore {
+  private loaded: number;
+  private readonly loadWaiters = new Set<{ seq: number; resolve: () => void }>();
+  /** `tenant|event_id` of client ids in the log and not loaded yet → seq of their record's end (Infinity while written). */
+  private readonly pendingIds = new Map<string, number>();
+  private readonly pendingQueue: Array<{ seq: number; keys: string[] }> = [];
+  /** De-duplication checks run one at a time, so two retries of one id cannot both pass. */
+  private dedupeLane: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private readonly options: LoggedEventStoreOptions & Tuning;
+
+  private constructor(
+    options: LoggedEventStoreOptions & Tuning,
+    private readonly engine: EngineClient,
+    private readonly wal: WriteAheadLog,
+    private readonly recent: RecentEvents,
+    loaded: number,
+  ) {
+    this.options = options;
+    this.loaded = loaded;
+  }
+
+  static async open(given: LoggedEventStoreOptions): Promise<LoggedEventStore> {
+    const options: LoggedEventStoreOptions & Tuning = { ...logDefaults, ...given };
+    const walDir = path.join(options.dir, 'wal');
+    const log = options.log ?? ((level, message, error) => console.error(`events ${level}: ${message}${error ? `: ${(error as Error).message}` : ''}`));
+    let store: LoggedEventStore | undefined;
+    let early: number[] = [];
+    const engine = new EngineClient(
+      { dir: options.dir, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
+      {
+        onLoaded: (seq) => (store ? store.onLoaded(seq) : early.push(seq)),
+        onLog: (message, error) => log('error', message, error),
+        onExit: (error) => log('error', 'the events worker stopped; events stay in the log and reads fail until restart', error),
+      },
+    );
+    try {
+      // The engine first: DuckDB's file lock makes it the one writer of this directory, so the
+      // log below is never recovered (tail cut) under a running server's feet.
+      const loadedAtOpen = await engine.opened;
+      const { wal, recovery } = WriteAheadLog.open({ dir: walDir, segmentBytes: options.segmentBytes, loadedSeq: loadedAtOpen });
+      if (recovery.cutBytes) log('warn', `cut a torn tail of ${recovery.cutBytes} bytes from the event log (a write the crash interrupted; it was never acknowledged)`);
+      const loaded = await engine.catchUp();
+      early = [];
+      wal.release(loaded);
+      store = new LoggedEventStore(options, engine, wal, new RecentEvents(options.recentEvents, wal.position.lastSeq + 1), loaded);
+      wal.onDurable = (position) => engine.durable(position);
+      return store;
+    } catch (error) {
+      await engine.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Acknowledged events the loader has not loaded yet (bench: freshness; tests). */
+  get backlog(): number {
+    return this.wal.position.lastSeq - this.loaded;
+  }
+
+  private onLoaded(seq: number): void {
+    if (seq <= this.loaded) return;
+    this.loaded = seq;
+    this.wal.release(seq);
+    while (this.pendingQueue.length && this.pendingQueue[0]!.seq <= seq) {
+      for (const key of this.pendingQueue.shift()!.keys) this.pendingIds.delete(key);
+    }
+    for (const waiter of this.loadWaiters) {
+      if (waiter.seq <= seq) {
+        this.loadWaiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /** Resolves once the loader holds every event up to `seq`; rejects past the bound. */
+  private waitLoaded(seq: number, what: string): Promise<void> {
+    if (this.loaded >= seq) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.loadWaiters.delete(waiter);
+        reject(new EventStoreBehindError(what, this.options.readWaitMs));
+      }, this.options.readWaitMs);
+      timer.unref();
+      this.loadWaiters.add(waiter);
+    });
+  }
+
+  /** Read-your-writes: every event acknowledged before this read is loaded first. */
+  private fresh(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    return this.waitLoaded(this.wal.position.lastSeq, 'the events acknowledged before this request are still being loaded');
+  }
+
+  async append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
+    if (this.closed) throw new Error('event store closed');
+    if (events.length === 0) return { stored: 0, duplicates: 0, lastSeq: 0 };
+    // Back-pressure: a loader far behind makes writers wait (bounded) rather than grow the log.
+    const backlog = this.wal.position.lastSeq - this.options.maxBacklogEvents;
+    if (backlog > this.loaded) await this.waitLoaded(backlog, 'the event loader is behind; retry shortly');
+    let kept = events;
+    let keys: string[] = [];
+    if (events.some((e) => e.clientEventId)) ({ kept, keys } = await this.withoutDuplicates(tenant, events));
+    if (kept.length === 0) return { stored: 0, duplicates: events.length, lastSeq: 0 };
+    const ingestedAt = this.options.now();
+    try {
+      const range = await this.wal.append(encodeBatch(tenant, ingestedAt, kept), kept.length, (r) => this.recent.add(tenant, r.firstSeq, ingestedAt, kept));
+      if (keys.length) {
+        // The loader's answer is a message, so it cannot have arrived before this continuation.
+        for (const key of keys) this.pendingIds.set(key, range.lastSeq);
+        this.pendingQueue.push({ seq: range.lastSeq, keys });
+      }
+      return { stored: kept.length, duplicates: events.length - kept.length, lastSeq: range.lastSeq };
+    } catch (error) {
+      for (const key of keys) this.pendingIds.delete(key);
+      throw error;
+    }
+  }
+
+  private withoutDuplicates(tenant: Tenant, events: readonly NewEvent[]): Promise<{ kept: NewEvent[]; keys: string[] }> {
+    const run = this.dedupeLane.then(async () => {
+      const prefix = `${tenantKey(tenant)}|`;
+      const asked = [...new Set(events.filter((e) => e.clientEventId && !this.pendingIds.has(prefix + e.eventId)).map((e) => e.eventId))];
+      const stored = new Set(asked.length ? await this.engine.existingIds(tenant, asked) : []);
+      const kept: NewEvent[] = [];
+      const keys: string[] = [];
+      for (const e of events) {
+        if (e.clientEventId) {
+          const key = prefix + e.eventId;
+          if (this.pendingIds.has(key) || stored.has(e.eventId)) continue;
+          // Claimed now, before the log write, so a retry racing this one sees it.
+          this.pendingIds.set(key, Infinity);
+          keys.push(key);
+        }
+        kept.push(e);
+      }
+      return { kept, keys };
+    });
+    this.dedupeLane = run.catch(() => undefined);
+    return run;
+  }
+
+  private async named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
+    const ids = [...new Set(events.map((e) => e.dataset))];
+    const names = known && ids.every((id) => known.has(id)) ? known : ids.length ? await this.options.names(tenant, ids) : new Map<string, string>();
+    for (const e of events) e.dataset = names.get(e.dataset) ?? e.dataset;
+    return events;
+  }
+
+  async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
+    await this.fresh();
+    const { events, more } = await this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+    await this.named(tenant, events, request.names);
+    const last = events[events.length - 1];
+    return { events, next: more && last ? { ts: last.ts, event_id: last.event_id } : undefined };
+  }
+
+  async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
+    await this.fresh();
+    return this.engine.aggregate(tenant, request);
+  }
+
+  async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
+    const counts = new Map<string, number>(datasetIds.map((id) => [id, 0]));
+    if (!datasetIds.length) return counts;
+    await this.fresh();
+    for (const [id, n] of await this.engine.rollupCounts(tenant, datasetIds, sinceMs)) counts.set(id, n);
+    return counts;
+  }
+
+  async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
+    await this.fresh();
+    return this.engine.fieldStats(tenant, request);
+  }
+
+  async deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+    await this.fresh();
+    return this.engine.deleteBefore(tenant, datasetId, beforeMs);
+  }
+
+  async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
+    if (request.filter === matchAll || request.filter.where === 'true') {
+      const recent = this.recent.after(tenant, request.afterSeq, request.limit);
+      if (recent) return this.named(tenant, recent);
+    }
+    await this.fresh();
+    return this.named(tenant, await this.engine.readAfter(tenant, request));
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.wal.position.lastSeq;
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error('event store closed');
+    await this.engine.ping();
+  }
+
+  /** Waits for the log's writes, lets the loader load everything, then stops the worker. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.wal.close();
+    this.closed = true;
+    const loaded = await this.engine.close();
+    this.wal.release(loaded);
+  }
+}

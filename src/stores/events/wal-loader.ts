@@ -1,0 +1,179 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EventEngine, LoadRecord } from './engine.js';
+import { decodeBatch } from './event-batch.js';
+import { listSegments, parseRecords, recordHeaderBytes, type WalPosition, type WalRecord } from './wal.js';
+
+export interface WalLoaderOptions {
+  dir: string;
+  /** Events per load (one engine transaction); more waits for the next load. */
+  maxEventsPerLoad: number;
+  /** Record bytes read per load. */
+  maxBytesPerLoad: number;
+  /** Told after each load with the new position. */
+  onLoaded: (loadedSeq: number) => void;
+  onError: (error: unknown) => void;
+}
+
+/**
+ * Moves the write-ahead log's records into an engine, oldest first, in loads of many records
+ * (one transaction each). It reads only what the log has made durable (`durable`, told by the
+ * writer after each sync); at start-up, before any new write, it reads every segment to its
+ * end (`catchUp`). Engine-neutral: it runs in the thread that owns the engine.
+ */
+export class WalLoader {
+  private loaded = 0;
+  private durable: WalPosition | undefined;
+  private cursor: { segment: string; offset: number } | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly engine: EventEngine,
+    private readonly options: WalLoaderOptions,
+  ) {}
+
+  get loadedSeq(): number {
+    return this.loaded;
+  }
+
+  async start(): Promise<number> {
+    this.loaded = await this.engine.loadedSeq();
+    return this.loaded;
+  }
+
+  /** Loads every record the segments hold (start-up: the writer has cut torn tails already). */
+  async catchUp(): Promise<number> {
+    for (;;) {
+      const records = this.readNext(undefined);
+      if (!records) break;
+      await this.loadRecords(records);
+    }
+    return this.loaded;
+  }
+
+  /** The writer made records durable up to here: load them. */
+  notify(position: WalPosition): void {
+    this.durable = position;
+    this.kick();
+  }
+
+  /** Resolves once everything durable so far is loaded (or the loader stopped on an error). */
+  async drain(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.again && !this.stopped) this.kick();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.again = false;
+    try {
+      for (;;) {
+        if (this.stopped || !this.durable || this.loaded >= this.durable.lastSeq) return;
+        const records = this.readNext(this.durable);
+        if (!records) return;
+        await this.loadRecords(records);
+      }
+    } catch (error) {
+      this.options.onError(error);
+      // Retried at the next notification; a failing engine keeps the events in the log.
+    }
+  }
+
+  private async loadRecords(records: WalRecord[]): Promise<void> {
+    const load: LoadRecord[] = [];
+    let lastSeq = this.loaded;
+    for (const r of records) {
+      const last = r.firstSeq + r.count - 1;
+      if (last <= this.loaded) continue;
+      if (r.firstSeq !== lastSeq + 1) throw new Error(`the event log skips from seq ${lastSeq} to ${r.firstSeq}`);
+      load.push({ firstSeq: r.firstSeq, batch: decodeBatch(r.body) });
+      lastSeq = last;
+    }
+    const end = records[records.length - 1]!.end;
+    if (load.length) await this.engine.load(load, lastSeq);
+    this.loaded = lastSeq;
+    this.cursor = { segment: this.cursor!.segment, offset: end };
+    this.options.onLoaded(this.loaded);
+  }
+
+  /**
+   * The next whole records after the cursor, up to the load limits; undefined when there are
+   * none yet. With `durable` undefined every segment is read to its end.
+   */
+  private readNext(durable: WalPosition | undefined): WalRecord[] | undefined {
+    for (;;) {
+      const segments = listSegments(this.options.dir);
+      if (!this.cursor || !segments.includes(this.cursor.segment)) {
+        const next = segments.find((s) => !this.cursor || s > this.cursor.segment);
+        if (!next) return undefined;
+        this.cursor = { segment: next, offset: 0 };
+      }
+      const { segment, offset } = this.cursor;
+      if (durable && segment > durable.segment) return undefined;
+      const file = path.join(this.options.dir, segment);
+      let fd: number;
+      try {
+        fd = fs.openSync(file, 'r');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        throw error;
+      }
+      try {
+        const end = durable && segment === durable.segment ? durable.bytes : fs.fstatSync(fd).size;
+        if (offset >= end) {
+          if (durable && segment === durable.segment) return undefined;
+          const later = segments.find((s) => s > segment);
+          if (!later) return undefined;
+          this.cursor = { segment: later, offset: 0 };
+          continue;
+        }
+        let size = Math.min(end - offset, this.options.maxBytesPerLoad);
+        let bytes = readAt(fd, offset, size);
+        let { records } = parseRecords(bytes, offset);
+        if (records.length === 0 && size < end - offset) {
+          // One record bigger than a load's bytes: read exactly it.
+          size = Math.min(end - offset, recordHeaderBytes + bytes.readUInt32LE(4));
+          bytes = readAt(fd, offset, size);
+          records = parseRecords(bytes, offset).records;
+        }
+        if (records.length === 0) throw new Error(`the event log segment ${file} is damaged at byte ${offset}`);
+        const kept: WalRecord[] = [];
+        let events = 0;
+        for (const r of records) {
+          if (kept.length && events + r.count > this.options.maxEventsPerLoad) break;
+          kept.push(r);
+          events += r.count;
+        }
+        return kept;
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  }
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, buffer, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return buffer.subarray(0, done);
+}
