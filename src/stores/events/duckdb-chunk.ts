@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { BIGINT, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from './event-columns.js';
+import type { BatchReader } from './event-batch.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -38,6 +39,25 @@ class UuidColumn {
     w[4 * i + 2] = parseInt(uuid.slice(9, 13) + uuid.slice(14, 18), 16);
     w[4 * i + 3] = (parseInt(uuid.slice(0, 8), 16) ^ 0x80000000) >>> 0;
   }
+
+  /** The same from the 36 ASCII bytes of a canonical UUID at `at` (a log record's body). */
+  setAscii(i: number, bytes: Uint8Array, at: number): void {
+    const w = this.words;
+    w[4 * i] = hexWord(bytes, at + 28, at + 36);
+    w[4 * i + 1] = ((hexWord(bytes, at + 19, at + 23) << 16) | hexWord(bytes, at + 24, at + 28)) >>> 0;
+    w[4 * i + 2] = ((hexWord(bytes, at + 9, at + 13) << 16) | hexWord(bytes, at + 14, at + 18)) >>> 0;
+    w[4 * i + 3] = (hexWord(bytes, at, at + 8) ^ 0x80000000) >>> 0;
+  }
+}
+
+/** The value of the lower-case hex digits bytes[from, to) (at most 8). */
+function hexWord(bytes: Uint8Array, from: number, to: number): number {
+  let value = 0;
+  for (let k = from; k < to; k++) {
+    const c = bytes[k]!;
+    value = value * 16 + (c <= 57 ? c - 48 : c - 87);
+  }
+  return value;
 }
 
 /**
@@ -50,8 +70,25 @@ class TextColumn {
   private readonly view = new DataView(this.data.buffer);
   readonly validity = new Uint32Array(chunkRows / 32).fill(0xffffffff);
   hasNull = false;
-  readonly long: Array<string | undefined> = new Array<string | undefined>(chunkRows);
+  readonly long: Array<string | Uint8Array | undefined> = new Array<string | Uint8Array | undefined>(chunkRows);
   longCount = 0;
+
+  /** The UTF-8 bytes body[start, start + length) as row i's value; start < 0 is NULL. */
+  setBytes(i: number, body: Uint8Array, start: number, length: number): void {
+    if (start < 0) {
+      this.validity[i >>> 5] = this.validity[i >>> 5]! & ~(1 << (i & 31));
+      this.hasNull = true;
+      return;
+    }
+    if (length <= 12) {
+      const base = i * 16;
+      this.view.setUint32(base, length, true);
+      for (let k = 0; k < length; k++) this.data[base + 4 + k] = body[start + k]!;
+      return;
+    }
+    this.long[i] = body.subarray(start, start + length);
+    this.longCount++;
+  }
 
   set(i: number, value: string | null): void {
     if (value === null) {
@@ -88,7 +125,9 @@ class TextColumn {
     if (this.longCount) {
       for (let i = 0; i < rows; i++) {
         const s = this.long[i];
-        if (s !== undefined) bindings.vector_assign_string_element(vector, i, s);
+        if (s === undefined) continue;
+        if (typeof s === 'string') bindings.vector_assign_string_element(vector, i, s);
+        else bindings.vector_assign_string_element_len(vector, i, s);
       }
     }
   }
@@ -148,6 +187,18 @@ export class EventChunkBuilder {
     source.set(i, r.source);
     message.set(i, r.message);
     payload.set(i, r.payload);
+    this.bytesRaw[i] = r.bytesRaw;
+  }
+
+  /** The reader's current event (a log record's body), without decoding its text. */
+  addEncoded(seq: number, r: BatchReader): void {
+    const i = this.rows++;
+    this.seq.set(i, seq);
+    this.eventId.setAscii(i, r.body, r.eventIdAt);
+    this.ts.set(i, r.ts);
+    this.ingestedAt.set(i, r.ingestedAt);
+    this.severity[i] = r.severity;
+    for (let k = 0; k < 5; k++) this.text[k]!.setBytes(i, r.body, r.textStart[k]!, r.textLength[k]!);
     this.bytesRaw[i] = r.bytesRaw;
   }
 

@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { LoadRecord } from './engine.js';
 import { EventChunkBuilder } from './duckdb-chunk.js';
+import { BatchReader } from './event-batch.js';
 import type { TenantIds } from './duckdb-sql.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 
@@ -44,8 +45,10 @@ export class DuckDbLoader {
     const rollup = new Map<string, RollupRow>();
     const newTenants = new Map<string, { tenant: Tenant; id: number }>();
     let chunk: EventChunkBuilder | undefined;
-    let chunkKey = '';
-    for (const { firstSeq, batch } of records) {
+    let chunkTenant = -1;
+    let chunkDataset = '';
+    for (const { firstSeq, body } of records) {
+      const batch = new BatchReader(body);
       const key = tenantKey(batch.tenant);
       let tenantId = this.tenants.get(batch.tenant) ?? newTenants.get(key)?.id;
       if (tenantId === undefined) {
@@ -55,12 +58,14 @@ export class DuckDbLoader {
       let seq = firstSeq;
       let lastMinute = -1;
       let lastEntry: RollupRow | undefined;
-      for (const [datasetId, eventId, ts, severity, event, actor, source, message, payload, bytesRaw] of batch.rows) {
-        if (!chunk || chunk.full || chunkKey !== `${tenantId}|${datasetId}`) {
-          chunkKey = `${tenantId}|${datasetId}`;
+      while (batch.next()) {
+        const { datasetId, ts } = batch;
+        if (!chunk || chunk.full || chunkTenant !== tenantId || chunkDataset !== datasetId) {
+          chunkTenant = tenantId;
+          chunkDataset = datasetId;
           chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId)));
         }
-        chunk.add({ seq: seq++, eventId, ts, ingestedAt: batch.ingestedAt, severity, event, actor, source, message, payload, bytesRaw });
+        chunk.addEncoded(seq++, batch);
         const minute = Math.floor(ts / 60_000);
         if (minute !== lastMinute || datasetId !== lastEntry?.datasetId) {
           lastMinute = minute;

@@ -39,9 +39,12 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   readonly opened: Promise<number>;
 
   constructor(data: EngineWorkerData, events: EngineClientEvents) {
+    // A small young generation, like the main thread's --max-semi-space-size=8 (npm start): the
+    // loader allocates fast and short-lived, and a large nursery only raised peak RSS.
+    const options = { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 24 } };
     this.worker = isTypeScript
-      ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}); });`, { eval: true, workerData: data })
-      : new Worker(workerUrl, { workerData: data });
+      ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}); });`, { ...options, eval: true })
+      : new Worker(workerUrl, options);
     this.opened = new Promise((resolve, reject) => this.calls.set(0, { resolve: resolve as (v: unknown) => void, reject }));
     this.worker.on('message', (message: FromWorker) => {
       if (message.t === 'loaded') return events.onLoaded(message.seq);

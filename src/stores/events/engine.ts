@@ -1,6 +1,5 @@
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
-import type { EventBatch } from './event-batch.js';
 import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, TailRequest } from './event-store.js';
 
 /**
@@ -35,7 +34,8 @@ export interface EventEngine {
 
 export interface LoadRecord {
   firstSeq: number;
-  batch: EventBatch;
+  /** The record's body: read it with event-batch.ts's BatchReader. */
+  body: Buffer;
 }
 
 export interface EnginePageRequest {

@@ -1,39 +1,153 @@
-import type { Tenant } from '../../tenancy/tenant.js';
+import type { Mode, Tenant } from '../../tenancy/tenant.js';
 import type { NewEvent } from './event-store.js';
 
 /**
- * The body of one write-ahead log record: one caller's events of one tenant, as JSON text
- * (JSON.stringify / JSON.parse are the cheapest codecs V8 has for this mix of short strings;
- * a hand-made binary layout measured no faster). Row layout, by position:
- *   [datasetId, eventId, ts, severity, event, actor, source, message, payload, bytesRaw]
- * The record header numbers the rows: row i has seq firstSeq + i.
+ * The body of one write-ahead log record: one caller's events of one tenant, in a binary
+ * layout written with one native utf8 write per string, and read by the loader without
+ * turning the strings back into JavaScript strings (DuckDB takes the UTF-8 bytes as they are).
+ * JSON text cost the event loop ~1.8 µs per event to write and the loader ~1.3 µs to parse.
+ *
+ *   u8 version (1) | u8 mode (0 live, 1 test) | u16 n + org id | u16 n + project id
+ *   f64 ingestedAt (epoch ms) | u32 count
+ *   per event:
+ *     u8 n + dataset id | 36 bytes event id (canonical UUID text) | f64 ts | u8 severity
+ *     u32 bytesRaw | 5 × (u32 n, 0xffffffff for null, + UTF-8): event, actor, source, message, payload
+ *
+ * The record header numbers the events: event i has seq firstSeq + i.
  */
-export interface EventBatch {
-  tenant: Tenant;
-  /** epoch ms, one value for the batch */
-  ingestedAt: number;
-  rows: BatchRow[];
-}
 
-export type BatchRow = [
-  datasetId: string,
-  eventId: string,
-  ts: number,
-  severity: number,
-  event: string,
-  actor: string | null,
-  source: string | null,
-  message: string,
-  payload: string,
-  bytesRaw: number,
-];
+const version = 1;
+const nullLength = 0xffffffff;
+/** Text fields in body order. */
+export const batchTextFields = ['event', 'actor', 'source', 'message', 'payload'] as const;
 
 export function encodeBatch(tenant: Tenant, ingestedAt: number, events: readonly NewEvent[]): Buffer {
-  const rows = events.map((e): BatchRow => [e.datasetId, e.eventId, e.ts, e.severity, e.event, e.actor, e.source, e.message, e.payload, e.bytesRaw]);
-  return Buffer.from(JSON.stringify([tenant.orgId, tenant.projectId, tenant.mode, ingestedAt, rows]));
+  // UTF-8 needs at most 3 bytes per UTF-16 unit: allocate the bound, return what was written.
+  let bound = 32 + 3 * (tenant.orgId.length + tenant.projectId.length);
+  for (const e of events) {
+    bound += 1 + 36 + 8 + 1 + 4 + 5 * 4 + 3 * (e.datasetId.length + e.event.length + (e.actor?.length ?? 0) + (e.source?.length ?? 0) + e.message.length + e.payload.length);
+  }
+  const buf = Buffer.allocUnsafe(bound);
+  let at = 0;
+  buf[at++] = version;
+  buf[at++] = tenant.mode === 'test' ? 1 : 0;
+  at = writeShort(buf, at, tenant.orgId);
+  at = writeShort(buf, at, tenant.projectId);
+  at = buf.writeDoubleLE(ingestedAt, at);
+  at = buf.writeUInt32LE(events.length, at);
+  for (const e of events) {
+    const n = buf.write(e.datasetId, at + 1, 'latin1');
+    buf[at] = n;
+    at += 1 + n;
+    buf.write(e.eventId, at, 36, 'latin1');
+    at += 36;
+    at = buf.writeDoubleLE(e.ts, at);
+    buf[at++] = e.severity;
+    at = buf.writeUInt32LE(e.bytesRaw, at);
+    at = writeText(buf, at, e.event);
+    at = writeText(buf, at, e.actor);
+    at = writeText(buf, at, e.source);
+    at = writeText(buf, at, e.message);
+    at = writeText(buf, at, e.payload);
+  }
+  return buf.subarray(0, at);
 }
 
-export function decodeBatch(body: Buffer): EventBatch {
-  const [orgId, projectId, mode, ingestedAt, rows] = JSON.parse(body.toString('utf8')) as [string, string, Tenant['mode'], number, BatchRow[]];
-  return { tenant: { orgId, projectId, mode }, ingestedAt, rows };
+function writeShort(buf: Buffer, at: number, text: string): number {
+  const n = buf.write(text, at + 2, 'utf8');
+  buf.writeUInt16LE(n, at);
+  return at + 2 + n;
+}
+
+function writeText(buf: Buffer, at: number, text: string | null): number {
+  if (text === null) {
+    buf.writeUInt32LE(nullLength, at);
+    return at + 4;
+  }
+  const n = text.length === 0 ? 0 : buf.write(text, at + 4, 'utf8');
+  buf.writeUInt32LE(n, at);
+  return at + 4 + n;
+}
+
+/**
+ * Reads a batch body one event at a time into its fields (no object per event). Text fields
+ * are byte ranges of `body` (`textStart[k]`, `textLength[k]`, -1 for null); `text(k)` decodes one.
+ */
+export class BatchReader {
+  readonly tenant: Tenant;
+  readonly ingestedAt: number;
+  readonly count: number;
+  private at: number;
+  private read = 0;
+  datasetId = '';
+  private datasetStart = -1;
+  private datasetLength = 0;
+  /** Offset of the event id's 36 ASCII bytes in `body`. */
+  eventIdAt = 0;
+  ts = 0;
+  severity = 0;
+  bytesRaw = 0;
+  readonly textStart = new Int32Array(batchTextFields.length);
+  readonly textLength = new Int32Array(batchTextFields.length);
+
+  constructor(readonly body: Buffer) {
+    if (body[0] !== version) throw new Error(`event log record of unknown version ${body[0]}`);
+    const mode: Mode = body[1] === 1 ? 'test' : 'live';
+    let at = 2;
+    const org = body.readUInt16LE(at);
+    const orgId = body.toString('utf8', at + 2, at + 2 + org);
+    at += 2 + org;
+    const project = body.readUInt16LE(at);
+    const projectId = body.toString('utf8', at + 2, at + 2 + project);
+    at += 2 + project;
+    this.tenant = { orgId, projectId, mode };
+    this.ingestedAt = body.readDoubleLE(at);
+    this.count = body.readUInt32LE(at + 8);
+    this.at = at + 12;
+  }
+
+  /** Moves to the next event; false past the last. */
+  next(): boolean {
+    if (this.read >= this.count) return false;
+    this.read++;
+    const body = this.body;
+    let at = this.at;
+    const n = body[at]!;
+    // Consecutive events mostly share a dataset: decode its id only when the bytes change.
+    if (n !== this.datasetLength || body.compare(body, this.datasetStart, this.datasetStart + n, at + 1, at + 1 + n) !== 0) {
+      this.datasetId = body.toString('latin1', at + 1, at + 1 + n);
+      this.datasetLength = n;
+    }
+    this.datasetStart = at + 1;
+    at += 1 + n;
+    this.eventIdAt = at;
+    at += 36;
+    this.ts = body.readDoubleLE(at);
+    this.severity = body[at + 8]!;
+    this.bytesRaw = body.readUInt32LE(at + 9);
+    at += 13;
+    for (let k = 0; k < batchTextFields.length; k++) {
+      const len = body.readUInt32LE(at);
+      at += 4;
+      if (len === nullLength) {
+        this.textStart[k] = -1;
+        this.textLength[k] = -1;
+      } else {
+        this.textStart[k] = at;
+        this.textLength[k] = len;
+        at += len;
+      }
+    }
+    this.at = at;
+    return true;
+  }
+
+  get eventId(): string {
+    return this.body.toString('latin1', this.eventIdAt, this.eventIdAt + 36);
+  }
+
+  text(k: number): string | null {
+    const start = this.textStart[k]!;
+    return start < 0 ? null : this.body.toString('utf8', start, start + this.textLength[k]!);
+  }
 }

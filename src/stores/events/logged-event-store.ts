@@ -43,7 +43,7 @@ type Tuning = { [K in keyof typeof logDefaults]: number };
 export const logDefaults = {
   readWaitMs: 10_000,
   segmentBytes: 64 * 1024 * 1024,
-  recentEvents: 50_000,
+  recentEvents: 10_000,
   maxBacklogEvents: 1_000_000,
   maxEventsPerLoad: 50_000,
   maxBytesPerLoad: 32 * 1024 * 1024,
@@ -121,6 +121,7 @@ export class LoggedEventStore implements EventStore {
   get backlog(): number {
     return this.wal.position.lastSeq - this.loaded;
   }
+
 
   private onLoaded(seq: number): void {
     if (seq <= this.loaded) return;

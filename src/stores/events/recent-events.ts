@@ -9,6 +9,9 @@ interface RecentRecord {
   events: readonly NewEvent[];
 }
 
+/** What a dropped slot holds until the array is compacted. */
+const released: RecentRecord = { key: '', firstSeq: 0, ingestedAt: 0, events: [] };
+
 /**
  * The newest durable events, kept in memory as the write-ahead log acknowledged them: live
  * tail reads them here, so a tail's latency never waits for the loader. Holds at most
@@ -33,11 +36,13 @@ export class RecentEvents {
     this.records.push({ key: tenantKey(tenant), firstSeq, ingestedAt, events });
     this.size += events.length;
     while (this.size > this.capacity && this.head < this.records.length - 1) {
-      const dropped = this.records[this.head++]!;
+      const dropped = this.records[this.head]!;
+      // Released at once: a dropped record may hold a whole request's events.
+      this.records[this.head++] = released;
       this.size -= dropped.events.length;
       this.floor = dropped.firstSeq + dropped.events.length;
     }
-    if (this.head > 1024 && this.head * 2 > this.records.length) {
+    if (this.head > 64 && this.head * 2 > this.records.length) {
       this.records.splice(0, this.head);
       this.head = 0;
     }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EventEngine, LoadRecord } from './engine.js';
-import { decodeBatch } from './event-batch.js';
 import { listSegments, parseRecords, recordHeaderBytes, type WalPosition, type WalRecord } from './wal.js';
 
 export interface WalLoaderOptions {
@@ -101,7 +100,7 @@ export class WalLoader {
       const last = r.firstSeq + r.count - 1;
       if (last <= this.loaded) continue;
       if (r.firstSeq !== lastSeq + 1) throw new Error(`the event log skips from seq ${lastSeq} to ${r.firstSeq}`);
-      load.push({ firstSeq: r.firstSeq, batch: decodeBatch(r.body) });
+      load.push({ firstSeq: r.firstSeq, body: r.body });
       lastSeq = last;
     }
     const end = records[records.length - 1]!.end;

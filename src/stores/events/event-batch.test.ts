@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { batchTextFields, BatchReader, encodeBatch } from './event-batch.js';
+import type { NewEvent } from './event-store.js';
+import { newEventId } from '../../shared/ids.js';
+
+/** What UTF-8 keeps of a string: lone surrogates become U+FFFD (String#toWellFormed, ES2024). */
+const wellFormed = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
+
+const eventArb: fc.Arbitrary<NewEvent> = fc.record({
+  datasetId: fc.constantFrom('ds_01JDZQ4X0000000000000000AB', 'default', 'ds_x'),
+  eventId: fc.oneof(fc.uuid().map((u) => u.toLowerCase()), fc.constant('').map(() => newEventId())),
+  clientEventId: fc.boolean(),
+  ts: fc.integer({ min: 0, max: 253_402_300_799_999 }),
+  severity: fc.integer({ min: 0, max: 4 }),
+  bytesRaw: fc.integer({ min: 0, max: 256_000 }),
+  event: fc.string({ unit: 'binary', maxLength: 30 }),
+  actor: fc.option(fc.string({ unit: 'binary', maxLength: 30 }), { nil: null }),
+  source: fc.option(fc.string({ maxLength: 30 }), { nil: null }),
+  message: fc.string({ unit: 'binary', maxLength: 60 }),
+  payload: fc.json(),
+});
+
+test('property: a batch reads back field for field (text as UTF-8, lone surrogates as U+FFFD)', () => {
+  fc.assert(
+    fc.property(
+      fc.record({ orgId: fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }), projectId: fc.string({ minLength: 1, maxLength: 30 }), mode: fc.constantFrom('live' as const, 'test' as const) }),
+      fc.integer({ min: 0, max: 2 ** 47 }),
+      fc.array(eventArb, { maxLength: 20 }),
+      (tenant, ingestedAt, events) => {
+        const reader = new BatchReader(encodeBatch(tenant, ingestedAt, events));
+        assert.deepEqual(reader.tenant, { ...tenant, orgId: wellFormed(tenant.orgId), projectId: wellFormed(tenant.projectId) });
+        assert.equal(reader.ingestedAt, ingestedAt);
+        assert.equal(reader.count, events.length);
+        for (const e of events) {
+          assert.ok(reader.next());
+          assert.deepEqual(
+            [reader.datasetId, reader.eventId, reader.ts, reader.severity, reader.bytesRaw, ...batchTextFields.map((_, k) => reader.text(k))],
+            [e.datasetId, e.eventId, e.ts, e.severity, e.bytesRaw, wellFormed(e.event), e.actor === null ? null : wellFormed(e.actor), e.source, wellFormed(e.message), e.payload],
+          );
+        }
+        assert.equal(reader.next(), false);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
