@@ -13,7 +13,7 @@ import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { eventColumns, tenantWhere } from '../src/stores/events/duckdb-sql.js';
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
-import { compileDuckDbFilter, parseSoql } from '../src/query/soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, parseSoql } from '../src/query/soql/index.js';
 import type { Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';
 
@@ -59,15 +59,18 @@ const datasetIds = new Map(active.map((d) => [d.name, d.id]));
 const ids = [...datasetIds.values()];
 await server.close();
 
-/** The statement the event store runs for a query (duckdb-event-store.ts), with its params. */
+/** The statement the event store runs for a query (duckdb-tables.ts), with its params: the same compilers. */
 function storeSql(q: string, now: number, tenantId: number): { sql: string; params: DuckDBValue[] } {
   const query = parseSoql(q);
   const compiled = compileDuckDbFilter(query, { now, datasetIds });
   const where = `${tenantWhere} AND (dataset_id IN (${ids.map(() => '?').join(', ')}) AND (${compiled.where}))`;
   const params: DuckDBValue[] = [tenantId, ...ids, ...compiled.params];
   if (!query.groupBy) return { sql: `SELECT ${eventColumns} FROM events WHERE ${where} ORDER BY ts DESC, event_id DESC LIMIT 101`, params };
-  const key = query.groupBy.kind === 'payload' ? `NULLIF(json_extract(payload, '$."${query.groupBy.path.join('"."')}"')::VARCHAR, 'null')` : query.groupBy.name;
-  return { sql: `SELECT ${key} AS value, count(*) AS n FROM events WHERE ${where} GROUP BY 1 ORDER BY n DESC, value ASC NULLS LAST LIMIT 100`, params };
+  const key = compileDuckDbGroupKey(query.groupBy);
+  return {
+    sql: `SELECT ${key.sql} AS value, count(*) AS n FROM events WHERE ${where} GROUP BY 1 ORDER BY n DESC, value ASC NULLS LAST LIMIT 100`,
+    params: [...(key.params as DuckDBValue[]), ...params],
+  };
 }
 
 /** `n` timed runs after warm-up runs (the first size also warms the JIT for the HTTP path). */

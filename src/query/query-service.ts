@@ -2,8 +2,8 @@
  * POST /query: parse SOQL, scope it to the caller and the caller's active datasets, and run it
  * on the event store as one keyset page (newest first) or a group-by count.
  *
- * The tenant never appears in the compiled filter: the store ANDs org_id / project_id / mode
- * around it. This service ANDs the restriction to active datasets (archived datasets are never
+ * The tenant never appears in the compiled filter: the store ANDs its own tenant condition
+ * (`tenant = ?`, the engine's id for org, project and mode) around it. This service ANDs the restriction to active datasets (archived datasets are never
  * searched) and binds the cursor to the tenant and the normalised query.
  */
 import crypto from 'node:crypto';
