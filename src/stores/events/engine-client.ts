@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineReadMethod, EventEngine } from './engine.js';
 import type { EngineWorkerData, FromWorker, SerializedError, ToWorker } from './engine-worker.js';
-import { EventStoreLockedError, EventStoreResourceError } from './event-store.js';
+import { EventStoreLockedError, EventStoreResourceError, EventStoreUnavailableError } from './event-store.js';
 import type { WalPosition } from './wal.js';
 
 /** The engine's own errors keep their class across the thread boundary (callers test them). */
@@ -35,6 +35,8 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   private nextId = 1;
   private readonly calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private closing = false;
+  /** Why the worker is gone (a crash, or close): later calls fail at once instead of hanging. */
+  private gone: Error | undefined;
   /** Resolves with the engine's loaded position once it is open. */
   readonly opened: Promise<number>;
 
@@ -56,16 +58,19 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
       else call.resolve(message.value);
     });
     const fail = (error: Error) => {
+      if (this.gone) return;
+      this.gone = error;
       for (const call of this.calls.values()) call.reject(error);
       this.calls.clear();
       if (!this.closing) events.onExit(error);
     };
-    this.worker.on('error', (error) => fail(error));
-    this.worker.on('exit', (code) => fail(new Error(`the events worker stopped (exit code ${code})`)));
+    this.worker.on('error', (error) => fail(new EventStoreUnavailableError(`the events worker stopped: ${error.message}`, error)));
+    this.worker.on('exit', (code) => fail(new EventStoreUnavailableError(`the events worker stopped (exit code ${code})`)));
   }
 
   private send<T>(message: Omit<ToWorker & { id: number }, 'id'>): Promise<T> {
     const id = this.nextId++;
+    if (this.gone) return Promise.reject(this.gone);
     return new Promise<T>((resolve, reject) => {
       this.calls.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.worker.postMessage({ ...message, id });
@@ -82,12 +87,14 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   }
 
   durable(position: WalPosition): void {
+    if (this.gone) return;
     this.worker.postMessage({ t: 'durable', position } satisfies ToWorker);
   }
 
   /** Loads what is durable, closes the engine and ends the thread; resolves with the position. */
   async close(): Promise<number> {
     this.closing = true;
+    if (this.gone) return 0;
     try {
       return await this.send<number>({ t: 'close' });
     } finally {

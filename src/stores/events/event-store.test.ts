@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { v7 } from 'uuid';
 import { LoggedEventStore } from './logged-event-store.js';
-import { EventStoreBehindError, matchAll, type NewEvent } from './event-store.js';
+import { EventStoreBehindError, EventStoreUnavailableError, matchAll, type NewEvent } from './event-store.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 
 const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
@@ -204,4 +204,26 @@ describe('LoggedEventStore: the log in front of the loader', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test('the events worker dies: reads fail at once (no hang), appends stay durable in the log and load at the next start', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-worker-dies-'));
+  const logged: string[] = [];
+  const open = () => LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, id])), log: (_level, message) => logged.push(message) });
+  let store = await open();
+  try {
+    await store.append(a, [ev(1, { event: 'before' })]);
+    // What a crash of the thread looks like from outside (DuckDB aborting would take the process).
+    await (store as unknown as { engine: { worker: { terminate(): Promise<number> } } }).engine.worker.terminate();
+    await assert.rejects(store.query(a, { filter: matchAll, limit: 10 }), EventStoreUnavailableError);
+    await assert.rejects(store.ping(), EventStoreUnavailableError);
+    assert.ok(logged.some((m) => m.includes('the events worker stopped')), logged.join('; '));
+    assert.equal((await store.append(a, [ev(2, { event: 'while down' })])).stored, 1);
+    await store.close();
+    store = await open();
+    assert.deepEqual((await store.query(a, { filter: matchAll, limit: 10 })).events.map((e) => e.event).sort(), ['before', 'while down']);
+  } finally {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

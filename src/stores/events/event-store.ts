@@ -192,3 +192,14 @@ export class EventStoreBehindError extends Error {
     this.name = 'EventStoreBehindError';
   }
 }
+
+/**
+ * The engine cannot answer at all (its worker thread stopped). Answered as 503 storage_error:
+ * acknowledged events are safe in the write-ahead log and load at the next start.
+ */
+export class EventStoreUnavailableError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'EventStoreUnavailableError';
+  }
+}

@@ -65,7 +65,9 @@ export const logDefaults = {
  */
 export class LoggedEventStore implements EventStore {
   private loaded: number;
-  private readonly loadWaiters = new Set<{ seq: number; resolve: () => void }>();
+  private readonly loadWaiters = new Set<{ seq: number; resolve: () => void; reject: (error: Error) => void }>();
+  /** Set when the worker is gone: nothing will be loaded, so waiting would hang. */
+  private engineError: Error | undefined;
   /** `tenant|event_id` of client ids in the log and not loaded yet → seq of their record's end (Infinity while written). */
   private readonly pendingIds = new Map<string, number>();
   private readonly pendingQueue: Array<{ seq: number; keys: string[] }> = [];
@@ -96,7 +98,10 @@ export class LoggedEventStore implements EventStore {
       {
         onLoaded: (seq) => (store ? store.onLoaded(seq) : early.push(seq)),
         onLog: (message, error) => log('error', message, error),
-        onExit: (error) => log('error', 'the events worker stopped; events stay in the log and reads fail until restart', error),
+        onExit: (error) => {
+          log('error', 'the events worker stopped; events stay in the log and reads fail until restart', error);
+          store?.engineStopped(error);
+        },
       },
     );
     try {
@@ -138,15 +143,26 @@ export class LoggedEventStore implements EventStore {
     }
   }
 
+  private engineStopped(error: Error): void {
+    this.engineError = error;
+    for (const waiter of this.loadWaiters) waiter.reject(error);
+    this.loadWaiters.clear();
+  }
+
   /** Resolves once the loader holds every event up to `seq`; rejects past the bound. */
   private waitLoaded(seq: number, what: string): Promise<void> {
     if (this.loaded >= seq) return Promise.resolve();
+    if (this.engineError) return Promise.reject(this.engineError);
     return new Promise((resolve, reject) => {
       const waiter = {
         seq,
         resolve: () => {
           clearTimeout(timer);
           resolve();
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
         },
       };
       const timer = setTimeout(() => {
