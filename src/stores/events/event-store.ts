@@ -142,6 +142,8 @@ export interface EventStore {
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   /** Live tail: events after a position, oldest first. */
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /** Acknowledged events not yet loaded into the engine (the freshness lag, in events). */
+  readonly backlog: number;
   /** The highest seq stored (0 when empty): where a new tail session starts. */
   lastSeq(): Promise<number>;
   ping(): Promise<void>;

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer } from '../test-support/test-server.js';
+
+test('over HTTP: every query, count and schema right after the acknowledgements sees the events, with the loader far behind', async () => {
+  // One event per load transaction: 200 one-event requests leave the loader ~200 loads behind.
+  const s = await startTestServer({ env: { OPS_EVENTS_LOAD_BATCH: '1' } });
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => s.request('POST', '/datasets/fresh/ingest', { json: { event: 'e', message: `m${i}`, payload: { n: i } } })),
+    );
+    assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
+    assert.ok(s.server.events.store.backlog > 0, 'the loader is behind when the reads arrive');
+    const [group, list, schema] = await Promise.all([
+      s.request('POST', '/query', { json: { q: 'dataset:fresh group by event' } }),
+      s.request('GET', '/datasets'),
+      s.request('GET', '/datasets/fresh/schema'),
+    ]);
+    assert.deepEqual((group.body as { groups: unknown[] }).groups, [{ value: 'e', count: 200 }]);
+    const fresh = (list.body as { datasets: Array<{ name: string; events_last_24h: number }> }).datasets.find((d) => d.name === 'fresh');
+    assert.equal(fresh?.events_last_24h, 200);
+    assert.equal(schema.status, 200, schema.text);
+    assert.ok((schema.body as { payload_fields: Array<{ key: string }> }).payload_fields.some((f) => f.key === 'n'));
+  } finally {
+    await s.close();
+  }
+});
+
+test('over HTTP: a read that cannot wait for the loader answers 503 storage_error with Retry-After', async () => {
+  const s = await startTestServer({ env: { OPS_EVENTS_LOAD_BATCH: '1', OPS_EVENTS_READ_WAIT_MS: '1' } });
+  try {
+    await Promise.all(Array.from({ length: 200 }, (_, i) => s.request('POST', '/datasets/late/ingest', { json: { event: 'e', message: `m${i}` } })));
+    const r = await s.request('POST', '/query', { json: { q: 'dataset:late' } });
+    assert.equal(r.status, 503, r.text);
+    assert.equal((r.body as { error: { code: string } }).error.code, 'storage_error');
+    assert.equal(r.headers.get('retry-after'), '1');
+  } finally {
+    await s.close();
+  }
+});
