@@ -263,9 +263,13 @@ export class WriteAheadLog {
     this.segments.push({ name, firstSeq: this.nextSeq, lastSeq: this.nextSeq - 1 });
   }
 
-  /** Deletes the segments whose events are all loaded (never the one being written). */
+  /**
+   * Deletes the segments whose events are all loaded; the one being written only once the log
+   * is closed (a clean stop that loaded everything leaves no file).
+   */
   release(loadedSeq: number): void {
-    while (this.segments.length > 1 && this.segments[0]!.lastSeq <= loadedSeq) {
+    const keep = this.closed ? 0 : 1;
+    while (this.segments.length > keep && this.segments[0]!.lastSeq <= loadedSeq) {
       const segment = this.segments.shift()!;
       fs.rmSync(path.join(this.options.dir, segment.name), { force: true });
     }
