@@ -206,24 +206,35 @@ describe('LoggedEventStore: the log in front of the loader', () => {
   });
 });
 
-test('the events worker dies: reads fail at once (no hang), appends stay durable in the log and load at the next start', async () => {
+test('the events worker dies: reads fail at once (503, no hang), appends stay durable, and a new worker loads them', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-worker-dies-'));
   const logged: string[] = [];
   const open = () => LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, id])), log: (_level, message) => logged.push(message) });
-  let store = await open();
+  const store = await open();
+  const kill = () => (store as unknown as { engine: { worker: { terminate(): Promise<number> } } }).engine.worker.terminate();
+  const events = async () => (await store.query(a, { filter: matchAll, limit: 10 })).events.map((e) => e.event).sort();
   try {
     await store.append(a, [ev(1, { event: 'before' })]);
     // What a crash of the thread looks like from outside (DuckDB aborting would take the process).
-    await (store as unknown as { engine: { worker: { terminate(): Promise<number> } } }).engine.worker.terminate();
+    await kill();
     await assert.rejects(store.query(a, { filter: matchAll, limit: 10 }), EventStoreUnavailableError);
     await assert.rejects(store.ping(), EventStoreUnavailableError);
     assert.ok(logged.some((m) => m.includes('the events worker stopped')), logged.join('; '));
     assert.equal((await store.append(a, [ev(2, { event: 'while down' })])).stored, 1);
-    await store.close();
-    store = await open();
-    assert.deepEqual((await store.query(a, { filter: matchAll, limit: 10 })).events.map((e) => e.event).sort(), ['before', 'while down']);
+    // Restarted after a second; it loads the log from DuckDB's recorded position.
+    for (let i = 0; i < 100 && !logged.some((m) => m.includes('running again')); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await events(), ['before', 'while down']);
+    assert.equal((await store.append(a, [ev(3, { event: 'after' })])).stored, 1);
+    assert.deepEqual(await events(), ['after', 'before', 'while down']);
   } finally {
     await store.close();
+  }
+  // Each event once after a restart of the whole store too.
+  const again = await open();
+  try {
+    assert.equal((await again.query(a, { filter: matchAll, limit: 10 })).events.length, 3);
+  } finally {
+    await again.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

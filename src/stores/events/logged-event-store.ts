@@ -40,6 +40,8 @@ export interface LoggedEventStoreOptions {
 
 type Tuning = { [K in keyof typeof logDefaults]: number };
 
+type EngineLog = NonNullable<LoggedEventStoreOptions['log']>;
+
 export const logDefaults = {
   readWaitMs: 10_000,
   segmentBytes: 64 * 1024 * 1024,
@@ -68,6 +70,7 @@ export class LoggedEventStore implements EventStore {
   private readonly loadWaiters = new Set<{ seq: number; resolve: () => void; reject: (error: Error) => void }>();
   /** Set when the worker is gone: nothing will be loaded, so waiting would hang. */
   private engineError: Error | undefined;
+  private restartDelayMs = 1_000;
   /** `tenant|event_id` of client ids in the log and not loaded yet → seq of their record's end (Infinity while written). */
   private readonly pendingIds = new Map<string, number>();
   private readonly pendingQueue: Array<{ seq: number; keys: string[] }> = [];
@@ -78,13 +81,29 @@ export class LoggedEventStore implements EventStore {
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
-    private readonly engine: EngineClient,
+    private engine: EngineClient,
     private readonly wal: WriteAheadLog,
     private readonly recent: RecentEvents,
     loaded: number,
+    private readonly log: EngineLog,
   ) {
     this.options = options;
     this.loaded = loaded;
+  }
+
+  /** A worker thread with the DuckDB engine and its loader, reporting to the store `store()` returns. */
+  private static startEngine(options: LoggedEventStoreOptions & Tuning, walDir: string, log: EngineLog, store: () => LoggedEventStore | undefined): EngineClient {
+    return new EngineClient(
+      { dir: options.dir, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
+      {
+        onLoaded: (seq) => store()?.onLoaded(seq),
+        onLog: (message, error) => log('error', message, error),
+        onExit: (error) => {
+          log('error', 'the events worker stopped; acknowledged events stay in the log, reads answer 503 until it is restarted', error);
+          store()?.engineStopped(error);
+        },
+      },
+    );
   }
 
   static async open(given: LoggedEventStoreOptions): Promise<LoggedEventStore> {
@@ -92,18 +111,7 @@ export class LoggedEventStore implements EventStore {
     const walDir = path.join(options.dir, 'wal');
     const log = options.log ?? ((level, message, error) => console.error(`events ${level}: ${message}${error ? `: ${(error as Error).message}` : ''}`));
     let store: LoggedEventStore | undefined;
-    let early: number[] = [];
-    const engine = new EngineClient(
-      { dir: options.dir, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
-      {
-        onLoaded: (seq) => (store ? store.onLoaded(seq) : early.push(seq)),
-        onLog: (message, error) => log('error', message, error),
-        onExit: (error) => {
-          log('error', 'the events worker stopped; events stay in the log and reads fail until restart', error);
-          store?.engineStopped(error);
-        },
-      },
-    );
+    const engine = LoggedEventStore.startEngine(options, walDir, log, () => store);
     try {
       // The engine first: DuckDB's file lock makes it the one writer of this directory, so the
       // log below is never recovered (tail cut) under a running server's feet.
@@ -111,15 +119,51 @@ export class LoggedEventStore implements EventStore {
       const { wal, recovery } = WriteAheadLog.open({ dir: walDir, segmentBytes: options.segmentBytes, loadedSeq: loadedAtOpen });
       if (recovery.cutBytes) log('warn', `cut a torn tail of ${recovery.cutBytes} bytes from the event log (a write the crash interrupted; it was never acknowledged)`);
       const loaded = await engine.catchUp();
-      early = [];
       wal.release(loaded);
-      store = new LoggedEventStore(options, engine, wal, new RecentEvents(options.recentEvents, wal.position.lastSeq + 1), loaded);
-      wal.onDurable = (position) => engine.durable(position);
+      store = new LoggedEventStore(options, engine, wal, new RecentEvents(options.recentEvents, wal.position.lastSeq + 1), loaded, log);
+      wal.onDurable = (position) => store!.engine.durable(position);
       return store;
     } catch (error) {
       await engine.close().catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * The worker stopped without being asked. Reads and waits fail at once (503), appends keep
+   * going to the log, and a new worker is started after a pause (doubling up to 30 s while it
+   * keeps failing); it loads what the log holds, from the position DuckDB recorded.
+   */
+  private engineStopped(error: Error): void {
+    this.engineError = error;
+    for (const waiter of this.loadWaiters) waiter.reject(error);
+    this.loadWaiters.clear();
+    if (this.closed) return;
+    const delay = this.restartDelayMs;
+    this.restartDelayMs = Math.min(this.restartDelayMs * 2, 30_000);
+    const timer = setTimeout(() => void this.restartEngine(), delay);
+    timer.unref();
+  }
+
+  private async restartEngine(): Promise<void> {
+    if (this.closed) return;
+    const walDir = path.join(this.options.dir, 'wal');
+    const engine = LoggedEventStore.startEngine(this.options, walDir, this.log, () => this);
+    try {
+      await engine.opened;
+    } catch (error) {
+      this.log('error', 'the events worker could not be restarted; retrying', error);
+      return; // its exit handler schedules the next attempt
+    }
+    if (this.closed) {
+      await engine.close();
+      return;
+    }
+    this.engine = engine;
+    this.engineError = undefined;
+    this.restartDelayMs = 1_000;
+    this.log('warn', 'the events worker is running again; it loads what the log holds');
+    engine.durable(this.wal.position);
   }
 
   /** Acknowledged events the loader has not loaded yet (bench: freshness; tests). */
@@ -141,12 +185,6 @@ export class LoggedEventStore implements EventStore {
         waiter.resolve();
       }
     }
-  }
-
-  private engineStopped(error: Error): void {
-    this.engineError = error;
-    for (const waiter of this.loadWaiters) waiter.reject(error);
-    this.loadWaiters.clear();
   }
 
   /** Resolves once the loader holds every event up to `seq`; rejects past the bound. */
