@@ -230,7 +230,8 @@ export class LoggedEventStore implements EventStore {
     if (kept.length === 0) return { stored: 0, duplicates: events.length, lastSeq: 0 };
     const ingestedAt = this.options.now();
     try {
-      const range = await this.wal.append(encodeBatch(tenant, ingestedAt, kept), kept.length, (r) => this.recent.add(tenant, r.firstSeq, ingestedAt, kept));
+      const body = encodeBatch(tenant, ingestedAt, kept);
+      const range = await this.wal.append(body, kept.length, (r) => this.recent.add(tenant, r.firstSeq, kept.length, body));
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);

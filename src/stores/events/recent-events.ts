@@ -1,21 +1,24 @@
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
-import type { NewEvent } from './event-store.js';
+import { BatchReader } from './event-batch.js';
 
 interface RecentRecord {
   key: string;
   firstSeq: number;
-  ingestedAt: number;
-  events: readonly NewEvent[];
+  count: number;
+  /** The log record's body (event-batch.ts): off the V8 heap, decoded only when tail reads it. */
+  body: Buffer;
 }
 
 /** What a dropped slot holds until the array is compacted. */
-const released: RecentRecord = { key: '', firstSeq: 0, ingestedAt: 0, events: [] };
+const released: RecentRecord = { key: '', firstSeq: 0, count: 0, body: Buffer.alloc(0) };
 
 /**
  * The newest durable events, kept in memory as the write-ahead log acknowledged them: live
  * tail reads them here, so a tail's latency never waits for the loader. Holds at most
- * `capacity` events (oldest dropped first); every event with seq >= `floor` is here.
+ * `capacity` events (oldest dropped first); every event with seq >= `floor` is here. Records
+ * are kept as their encoded bodies: holding the parsed events instead kept every event alive
+ * past the young generation, and the old generation's churn raised peak RSS by ~100 MB.
  */
 export class RecentEvents {
   private readonly records: RecentRecord[] = [];
@@ -32,15 +35,15 @@ export class RecentEvents {
   }
 
   /** Called in seq order, right after the record is durable. */
-  add(tenant: Tenant, firstSeq: number, ingestedAt: number, events: readonly NewEvent[]): void {
-    this.records.push({ key: tenantKey(tenant), firstSeq, ingestedAt, events });
-    this.size += events.length;
+  add(tenant: Tenant, firstSeq: number, count: number, body: Buffer): void {
+    this.records.push({ key: tenantKey(tenant), firstSeq, count, body });
+    this.size += count;
     while (this.size > this.capacity && this.head < this.records.length - 1) {
       const dropped = this.records[this.head]!;
       // Released at once: a dropped record may hold a whole request's events.
       this.records[this.head++] = released;
-      this.size -= dropped.events.length;
-      this.floor = dropped.firstSeq + dropped.events.length;
+      this.size -= dropped.count;
+      this.floor = dropped.firstSeq + dropped.count;
     }
     if (this.head > 64 && this.head * 2 > this.records.length) {
       this.records.splice(0, this.head);
@@ -63,27 +66,29 @@ export class RecentEvents {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const r = this.records[mid]!;
-      if (r.firstSeq + r.events.length - 1 <= afterSeq) lo = mid + 1;
+      if (r.firstSeq + r.count - 1 <= afterSeq) lo = mid + 1;
       else hi = mid;
     }
     for (let i = lo; i < this.records.length && out.length < limit; i++) {
       const r = this.records[i]!;
       if (r.key !== key) continue;
-      for (let k = Math.max(0, afterSeq + 1 - r.firstSeq); k < r.events.length && out.length < limit; k++) {
-        const e = r.events[k]!;
+      const reader = new BatchReader(r.body);
+      for (let k = 0; k < r.count && out.length < limit && reader.next(); k++) {
+        const seq = r.firstSeq + k;
+        if (seq <= afterSeq) continue;
         out.push({
-          seq: r.firstSeq + k,
-          event_id: e.eventId,
-          ts: e.ts,
-          ingested_at: r.ingestedAt,
-          dataset: e.datasetId,
-          severity: e.severity,
-          event: e.event,
-          actor: e.actor,
-          source: e.source,
-          message: e.message,
-          payloadJson: e.payload,
-          bytes_raw: e.bytesRaw,
+          seq,
+          event_id: reader.eventId,
+          ts: reader.ts,
+          ingested_at: reader.ingestedAt,
+          dataset: reader.datasetId,
+          severity: reader.severity,
+          event: reader.text(0) ?? '',
+          actor: reader.text(1),
+          source: reader.text(2),
+          message: reader.text(3) ?? '',
+          payloadJson: reader.text(4) ?? '{}',
+          bytes_raw: reader.bytesRaw,
         });
       }
     }
