@@ -193,9 +193,7 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   } else {
     payloadText = payload === undefined ? '{}' : JSON.stringify(payload);
   }
-  // JSON.parse accepts a lone surrogate ("\ud800") and JSON.stringify writes it back as that
-  // escape, which DuckDB's JSON reader refuses for the whole payload: stored as U+FFFD instead.
-  if (payloadText.includes('\\ud')) payloadText = payloadText.replace(loneSurrogateEscape, '$1\\ufffd');
+  payloadText = withoutLoneSurrogates(payloadText);
   return {
     datasetId: d.datasetId,
     eventId,
@@ -213,6 +211,13 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
 
 /** A `\\udXXX` escape of a surrogate (JSON.stringify escapes only lone ones), not preceded by an escaped backslash. */
 const loneSurrogateEscape = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
+
+/**
+ * JSON text from JSON.stringify with its lone surrogates as U+FFFD. JSON.parse accepts a lone
+ * surrogate ("\\ud800") and JSON.stringify writes it back as that escape, which DuckDB's JSON
+ * reader refuses for the whole payload.
+ */
+export const withoutLoneSurrogates = (json: string): string => (json.includes('\\ud') ? json.replace(loneSurrogateEscape, '$1\\ufffd') : json);
 
 const tooLargeFailure = (index: number): IngestFailure => ({
   index,

@@ -7,7 +7,7 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { severities, type Severity, type StoredEvent } from '../stores/events/event-record.js';
 import type { CompiledFilter, EventKey, NewEvent } from '../stores/events/event-store.js';
 import { defaultDatasetName } from '../events/dataset-service.js';
-import { ingestLimits, payloadShapeProblem } from '../events/ingest-parse.js';
+import { ingestLimits, payloadShapeProblem, withoutLoneSurrogates } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { storeEvents } from '../events/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
@@ -44,7 +44,8 @@ export class LogsService {
    * the plan's dataset cap), `events_month` is consumed (402 when used up) and given back
    * if the append fails, and the answer waits until the event is durable. Live tail is told.
    */
-  async create(auth: AuthContext, level: Severity, message: string, meta: Record<string, unknown>): Promise<LogEntry> {
+  /** `onAppendError` hears a failed append or a failing live-tail wake-up (the caller logs them). */
+  async create(auth: AuthContext, level: Severity, message: string, meta: Record<string, unknown>, onAppendError: (error: unknown) => void = () => {}): Promise<LogEntry> {
     const { tenant, plan } = auth;
     const target = await this.events.datasets.ingestTarget(tenant, plan, logsDataset);
     // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
@@ -67,9 +68,9 @@ export class LogsService {
       actor: null,
       source: null,
       message,
-      payload: JSON.stringify(payload),
+      payload: withoutLoneSurrogates(JSON.stringify(payload)),
     };
-    await storeEvents(this.ctx, this.events, auth, [event]);
+    await storeEvents(this.ctx, this.events, auth, [event], onAppendError);
     return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };
   }
 

@@ -47,6 +47,16 @@ describe('log entries (OPS_FEATURES=logs)', () => {
     assert.equal((await post({ level: 'info', message: 'ok', meta: JSON.parse(deep(32)) as object })).status, 201);
   });
 
+  test('a lone surrogate in meta is stored as U+FFFD: the entry and every list after it still read', async () => {
+    const res = await s.request('POST', '/logs', { body: '{"level":"info","message":"lone","meta":{"k":"a\\ud800b"}}', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 201, res.text);
+    const id = (res.body as { id: string }).id;
+    const one = await s.request('GET', `/logs/${id}`);
+    assert.equal(one.status, 200, one.text);
+    assert.deepEqual((one.body as { meta: unknown }).meta, { k: 'a\ufffdb' });
+    assert.equal((await s.request('GET', '/logs?limit=100')).status, 200);
+  });
+
   test('POST /logs: 201 with every field of the Log entry shape; GET /logs/{id} returns it', async () => {
     const r = await post({ level: 'warn', message: 'disk almost full', meta: { server: 'eu-1', used: 0.93, tags: ['a'] } });
     assert.equal(r.status, 201, r.text);

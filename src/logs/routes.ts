@@ -52,7 +52,7 @@ export function registerLogRoutes(app: Api, ctx: AppContext, events: EventsRunti
     async (request, reply) => {
       const auth = requireAuth(request);
       const { level, message, meta } = request.body;
-      const entry = await logs.create(auth, level, message, (meta ?? {}) as Record<string, unknown>);
+      const entry = await logs.create(auth, level, message, (meta ?? {}) as Record<string, unknown>, (error) => request.log.error({ err: error }, 'log entry append failed'));
       return reply.code(201).send(entry);
     },
   );
