@@ -17,9 +17,10 @@ import { Readable } from 'node:stream';
 import { freePort, serveProcess as serve } from '../test-support/test-process.js';
 
 const storageUsed = async (port: number, token: string) => {
-  const usage = (await (await fetch(`http://127.0.0.1:${port}/v1/usage`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-    quotas: Array<{ metric: string; used: number }>;
-  };
+  const response = await fetch(`http://127.0.0.1:${port}/v1/usage`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  assert.equal(response.status, 200, `GET /v1/usage: ${text}`);
+  const usage = JSON.parse(text) as { quotas: Array<{ metric: string; used: number }> };
   return usage.quotas.find((q) => q.metric === 'storage_bytes')!.used;
 };
 
@@ -50,18 +51,22 @@ test('SIGKILL in the middle of an upload: after restart the quota is given back 
     headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + png.length + tail.length },
   });
   request.on('error', () => {});
-  request.write(head);
-  request.write(png.subarray(0, png.length / 2));
-  // Wait until the server holds the reservation and has written part of the blob.
   let during = 0;
-  for (let i = 0; i < 100 && during === 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    during = await storageUsed(port, token);
+  try {
+    request.write(head);
+    request.write(png.subarray(0, png.length / 2));
+    // Wait until the server holds the reservation and has written part of the blob.
+    for (let i = 0; i < 100 && during === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      during = await storageUsed(port, token);
+    }
+  } finally {
+    // Also when a check above failed: a server left running would hold the test run open.
+    child.kill('SIGKILL');
+    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)));
+    request.destroy();
   }
   assert.ok(during > 0, 'the upload reserved quota');
-  child.kill('SIGKILL');
-  await new Promise((r) => child.once('exit', r));
-  request.destroy();
   assert.ok(blobFiles(dataDir).length > 0, 'the crash left a temp file behind');
 
   const restarted = await serve(dataDir, port);
