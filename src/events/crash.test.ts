@@ -9,6 +9,24 @@ import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { freePort, serveProcess } from '../test-support/test-process.js';
 
+/** How many times each event id answers the SOQL query `q`, over every page (POST /v1/query). */
+async function timesStored(port: number, token: string, q: string): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  let cursor = '';
+  do {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ q, ...(cursor ? { cursor } : {}) }),
+    });
+    assert.equal(r.status, 200);
+    const page = (await r.json()) as { events: Array<{ event_id: string }>; next_cursor: string };
+    for (const e of page.events) seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return seen;
+}
+
 // Small segments and small loads: the loader commits, and deletes segments, many times a
 // second, so a kill at a random moment lands in every phase (mid-write, mid-load, between a
 // load's COMMIT and its segment's delete, mid-roll) over the five rounds.
@@ -69,19 +87,7 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
 
   // A last start replays the log; a query over HTTP right after sees every event (read-your-writes).
   const again = await serve(dataDir, port);
-  const seen = new Map<string, number>();
-  let cursor = '';
-  do {
-    const r = await fetch(`http://127.0.0.1:${port}/v1/query`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ q: 'dataset:crash', ...(cursor ? { cursor } : {}) }),
-    });
-    assert.equal(r.status, 200);
-    const page = (await r.json()) as { events: Array<{ event_id: string }>; next_cursor: string };
-    for (const e of page.events) seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
-    cursor = page.next_cursor;
-  } while (cursor);
+  const seen = await timesStored(port, token, 'dataset:crash');
   again.kill('SIGTERM');
   await new Promise((r) => again.once('exit', r));
   try {
@@ -118,22 +124,6 @@ test('SIGKILL in the middle of a start-up replay (mid-load, segments being delet
   const { token } = await setup.tokens.create({ tenant, name: 't', scopes: parseScopes('all'), expiresAt: null });
   await setup.close();
   const port = await freePort();
-  const query = async () => {
-    const seen = new Map<string, number>();
-    let cursor = '';
-    do {
-      const r = await fetch(`http://127.0.0.1:${port}/v1/query`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ q: 'dataset:replay', ...(cursor ? { cursor } : {}) }),
-      });
-      assert.equal(r.status, 200);
-      const page = (await r.json()) as { events: Array<{ event_id: string }>; next_cursor: string };
-      for (const e of page.events) seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
-      cursor = page.next_cursor;
-    } while (cursor);
-    return seen;
-  };
 
   // The dataset exists (one event through the API), then the server stops cleanly.
   let child = await serve(dataDir, port);
@@ -183,7 +173,7 @@ test('SIGKILL in the middle of a start-up replay (mid-load, segments being delet
   // The next start replays the rest; every event is there once.
   child = await serve(dataDir, port);
   try {
-    const seen = await query();
+    const seen = await timesStored(port, token, 'dataset:replay');
     assert.equal(seen.size, ids.length + 1);
     for (const id of ids) assert.equal(seen.get(id), 1, `event ${id} loaded ${seen.get(id) ?? 0} times`);
   } finally {
