@@ -4,6 +4,22 @@ import type { CommandHelp, OptionSpec } from './command.js';
 export const serveHelp: CommandHelp = {
   name: 'serve',
   summary: 'Start the API (OPS_PORT) and delivery (OPS_CDN_PORT) listeners and the background jobs; what npm start runs. Stops on SIGTERM or SIGINT.',
+  options: {
+    workers: {
+      type: 'string',
+      value: 'N',
+      description:
+        'run N API processes sharing the two ports (default 1: this process serves). Without OPS_EVENTS_URL the first process owns the event store and serves it to the others (docs/deploy.md)',
+    },
+  },
+  json: false,
+};
+
+/** `events-node` also runs until stopped: the event store of an installation with several API processes. */
+export const eventsNodeHelp: CommandHelp = {
+  name: 'events-node',
+  summary:
+    "Run the events node: own the event store under OPS_DATA_DIR/events (write-ahead log, DuckDB, retention) and serve it to the installation's API processes (their OPS_EVENTS_URL) on OPS_EVENTS_NODE_HOST:OPS_EVENTS_NODE_PORT (127.0.0.1:8090). Stops on SIGTERM or SIGINT.",
   options: {},
   json: false,
 };

@@ -4,11 +4,11 @@ import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { AppError } from '../errors/app-error.js';
 import { commands, extraCommands, type Command, type CommandHelp } from './commands.js';
-import { commandHelp, groupHelp, overview, serveHelp, usageLine } from './help.js';
+import { commandHelp, eventsNodeHelp, groupHelp, overview, serveHelp, usageLine } from './help.js';
 import { keyValues, table } from './output.js';
 
 const all: Command[] = [...commands, ...extraCommands];
-const described: CommandHelp[] = [serveHelp, ...all];
+const described: CommandHelp[] = [serveHelp, eventsNodeHelp, ...all];
 const isHelp = (arg: string) => arg === '--help' || arg === '-h';
 
 /** The command named by the first words of argv ("token create", "whoami"), or the group ("token"). */
@@ -74,7 +74,12 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof ConfigError) return refuse(`invalid configuration: ${error.message}`, '');
     throw error;
   }
-  if (command === serveHelp) return serve(config);
+  if (command === serveHelp) {
+    const workers = flags.workers === undefined ? 1 : Number(flags.workers);
+    if (!Number.isInteger(workers) || workers < 1 || workers > 256) return refuse(`--workers must be a whole number from 1 to 256, got "${String(flags.workers)}"`, '');
+    return serve(config, workers);
+  }
+  if (command === eventsNodeHelp) return eventsNode(config);
 
   const runnable = command as Command;
   const json = flags.json === true;
@@ -94,22 +99,47 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function serve(config: ReturnType<typeof loadConfig>): Promise<number> {
-  // Loaded here: the other commands start faster without the server's modules.
-  const { startServer } = await import('../server.js');
-  const server = await startServer(config);
-  server.api.log.info({ api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite' }, 'opsplatform started');
-  await new Promise<void>((resolve) => {
+/** Resolves when SIGTERM or SIGINT has been received and `close` has finished (a second signal is ignored). */
+function untilStopped(log: { info(o: object, m: string): void; error(o: object, m: string): void }, close: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = (signal: string) => {
-      server.api.log.info({ signal }, 'shutting down');
-      server.close().then(resolve, (error: unknown) => {
-        server.api.log.error({ err: error }, 'error during shutdown');
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down');
+      close().then(resolve, (error: unknown) => {
+        log.error({ err: error }, 'error during shutdown');
         resolve();
       });
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
   });
+}
+
+async function serve(config: ReturnType<typeof loadConfig>, workers: number): Promise<number> {
+  // Loaded here: the other commands start faster without the server's modules.
+  if (workers > 1) {
+    const { runWorkers } = await import('../app/workers.js');
+    if (await runWorkers(config, workers)) return 0;
+  }
+  const { startServer } = await import('../server.js');
+  const server = await startServer(config);
+  server.api.log.info(
+    { api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite', events: config.eventsUrl ?? 'embedded' },
+    'opsplatform started',
+  );
+  await untilStopped(server.api.log, () => server.close());
+  // A worker of `serve --workers` stays alive while its channel to the primary is open.
+  if (workers > 1) process.disconnect?.();
+  return 0;
+}
+
+async function eventsNode(config: ReturnType<typeof loadConfig>): Promise<number> {
+  const { startEventsNode } = await import('../events/node/run-events-node.js');
+  const node = await startEventsNode(config);
+  node.log.info({ url: node.url, data: config.dataDir }, 'events node started');
+  await untilStopped(node.log, () => node.close());
   return 0;
 }
 

@@ -29,7 +29,7 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_TAIL_HEARTBEAT_MS: '1.5' }, 'OPS_TAIL_HEARTBEAT_MS'],
   [{ OPS_LOG_LEVEL: 'loud' }, 'OPS_LOG_LEVEL'],
   [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
-  [{ OPS_BLOB_URL: 's3://bucket/prefix' }, 'OPS_BLOB_URL'],
+  
   [{ OPS_BLOB_URL: 'ftp://host/blobs' }, 'OPS_BLOB_URL'],
   [{ OPS_HEADERS_TIMEOUT_MS: 'soon' }, 'OPS_HEADERS_TIMEOUT_MS'],
   [{ OPS_HEADERS_TIMEOUT_MS: '0' }, 'OPS_HEADERS_TIMEOUT_MS'],

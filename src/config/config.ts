@@ -37,6 +37,18 @@ export interface Config {
     /** Events per load transaction. */
     loadBatchEvents: number;
   };
+  /**
+   * Where the events engine runs. Undefined: in this process (embedded DuckDB behind the
+   * write-ahead log under dataDir). An http:// URL: an events node (`opsctl events-node`) that
+   * every API process shares (src/events/node/).
+   */
+  eventsUrl: string | undefined;
+  /** Address an events node listens on (`opsctl events-node`): OPS_EVENTS_NODE_HOST / _PORT. */
+  eventsNode: { host: string; port: number };
+  /** Redis for limits shared by every API process (OPS_REDIS_URL); undefined: per process. */
+  redisUrl: string | undefined;
+  /** NATS for messages between API processes: tail wake-ups, token revocations (OPS_NATS_URL). */
+  natsUrl: string | undefined;
   /** Requests per second per token, and the burst allowed above it. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
@@ -87,16 +99,8 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
-/**
- * Only the file system backend exists so far: an s3:// URL is refused at start-up, naming the
- * variable, rather than accepted and failing on the first upload.
- */
 function blobUrl(env: Env): string | undefined {
-  const value = url(env, 'OPS_BLOB_URL', ['file:', 's3:']);
-  if (value?.startsWith('s3:')) {
-    throw new ConfigError('OPS_BLOB_URL', 'the S3 backend is not available yet; use file:///absolute/path or leave it unset for OPS_DATA_DIR/blobs');
-  }
-  return value;
+  return url(env, 'OPS_BLOB_URL', ['file:', 's3:']);
 }
 
 const knownFeatures = ['logs', 'cases', 'apps'] as const;
@@ -145,6 +149,10 @@ export function loadConfig(env: Env = process.env): Config {
       segmentBytes: integer(env, 'OPS_EVENTS_SEGMENT_BYTES', 64 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
       loadBatchEvents: integer(env, 'OPS_EVENTS_LOAD_BATCH', 50_000, 1, 1_000_000),
     },
+    eventsUrl: url(env, 'OPS_EVENTS_URL', ['http:']),
+    eventsNode: { host: env.OPS_EVENTS_NODE_HOST || '127.0.0.1', port: integer(env, 'OPS_EVENTS_NODE_PORT', 8090, 0, 65535) },
+    redisUrl: url(env, 'OPS_REDIS_URL', ['redis:', 'rediss:']),
+    natsUrl: url(env, 'OPS_NATS_URL', ['nats:', 'tls:']),
     rateLimitPerSecond: integer(env, 'OPS_RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),

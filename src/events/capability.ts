@@ -28,6 +28,8 @@ export async function openEvents(ctx: AppContext, log: Logger, options: EventsRu
     routes: (v1) => registerDatasetRoutes(v1, ctx, runtime),
     readiness: () => runtime.store.ping(),
     start: () => {
+      // Retention runs where the events live: an API process on an events node leaves it to the node.
+      if (!runtime.owner) return;
       timer = setInterval(() => {
         running = retention().catch((error: unknown) => log.error({ err: error }, 'events: retention failed; it runs again at the next interval'));
       }, ctx.config.purgeIntervalMs);

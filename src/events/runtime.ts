@@ -1,8 +1,10 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../app/logger.js';
-import type { EventStore } from '../stores/events/event-store.js';
+import type { DatasetNameResolver, EventStore } from '../stores/events/event-store.js';
 import { openEventStore } from '../stores/events/open-event-store.js';
+import { RemoteEventStore } from '../stores/events/remote-event-store.js';
+import { loadSecretKey } from '../shared/secret-key.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -13,6 +15,11 @@ export type AppendListener = (tenant: Tenant, lastSeq: number) => void;
 /** What ingest, and query, live tail and log entries beside it, work with. */
 export interface EventsRuntime {
   store: EventStore;
+  /**
+   * True when this process owns the event store (the write-ahead log and the engine): it runs
+   * retention and the admin socket. False when the store is an events node's (OPS_EVENTS_URL).
+   */
+  owner: boolean;
   datasets: DatasetService;
   schemas: SchemaService;
   /** Calls `listener` after each durable append in this process (live tail wakes its sessions; polling is the fallback). */
@@ -28,28 +35,36 @@ export const eventsDir = (ctx: AppContext) => path.join(ctx.config.dataDir, 'eve
 export interface EventsRuntimeOptions {
   memoryLimit?: string;
   threads?: number;
+  /** How the store names datasets in the events it returns (an events node leaves ids for its callers). */
+  names?: DatasetNameResolver;
 }
 
 /**
- * Opens the event store on the context's data directory, with the services over it; the
- * caller closes `store`. DuckDB allows one process: the server holds it, and opsctl opens it
- * only when no server answers on the admin socket (admin-socket.ts).
+ * Opens the event store, with the services over it; the caller closes `store`. Without
+ * OPS_EVENTS_URL the store is this process's, on the context's data directory: DuckDB allows one
+ * process, so the server holds it and opsctl opens it only when no server answers on the admin
+ * socket (admin-socket.ts). With it, the store is an events node's, shared by every API process.
  */
 export async function openEventsRuntime(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
   const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
-  const store = await openEventStore({
-    dir: eventsDir(ctx),
-    names: (tenant, ids) => datasets.namesOf(tenant, ids),
-    now: () => ctx.clock.now(),
-    log: (level, message, error) => log[level]({ err: error }, `events: ${message}`),
-    readWaitMs: ctx.config.events.readWaitMs,
-    segmentBytes: ctx.config.events.segmentBytes,
-    maxEventsPerLoad: ctx.config.events.loadBatchEvents,
-    ...options,
-  });
+  const names: DatasetNameResolver = (tenant, ids) => datasets.namesOf(tenant, ids);
+  const owner = !ctx.config.eventsUrl;
+  const store = ctx.config.eventsUrl
+    ? new RemoteEventStore({ url: ctx.config.eventsUrl, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names })
+    : await openEventStore({
+        dir: eventsDir(ctx),
+        names,
+        now: () => ctx.clock.now(),
+        log: (level, message, error) => log[level]({ err: error }, `events: ${message}`),
+        readWaitMs: ctx.config.events.readWaitMs,
+        segmentBytes: ctx.config.events.segmentBytes,
+        maxEventsPerLoad: ctx.config.events.loadBatchEvents,
+        ...options,
+      });
   const listeners = new Set<AppendListener>();
   return {
     store,
+    owner,
     datasets,
     schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs),
     onAppended: (listener) => void listeners.add(listener),

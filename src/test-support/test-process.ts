@@ -32,3 +32,26 @@ export async function serveProcess(dataDir: string, port: number, env: Record<st
   child.kill('SIGKILL');
   throw new Error('server did not start');
 }
+
+/**
+ * `opsctl events-node` from source as its own process, listening on `port` (its OPS_EVENTS_URL
+ * is http://127.0.0.1:PORT) before this resolves.
+ */
+export async function eventsNodeProcess(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'events-node'], {
+    env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_EVENTS_NODE_PORT: String(port), OPS_EVENTS_NODE_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 300; i++) {
+    // Any answer (404 to GET /) means it listens.
+    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) return child;
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error('events node did not start');
+}
+
+/** Resolves when `child` has exited (at once if it has). */
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));

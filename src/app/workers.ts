@@ -1,0 +1,71 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from '../config/config.js';
+import { createLogger } from './logger.js';
+
+/**
+ * `opsctl serve --workers N`: N API processes on one machine sharing its two ports (node:cluster
+ * hands the listening sockets to the workers). The primary serves no request: it starts the
+ * events node when the events live on this machine (no OPS_EVENTS_URL), since DuckDB and the
+ * write-ahead log have one owner process, then keeps N workers running. A worker that dies is
+ * replaced (after 1 s, doubling to 30 s while they keep dying within a minute of starting).
+ * SIGTERM / SIGINT stop the workers first, so they finish their requests, then the events node.
+ *
+ * Returns in the primary when everything has stopped; a worker returns false at once (it then
+ * runs the single-process server like `opsctl serve`).
+ */
+export async function runWorkers(config: Config, count: number): Promise<boolean> {
+  if (!cluster.isPrimary) return false;
+  const log = createLogger({ level: config.logLevel }).child({ role: 'primary' });
+  let node: { url: string; close(): Promise<void> } | undefined;
+  const env: Record<string, string> = {};
+  if (!config.eventsUrl) {
+    const { startEventsNode } = await import('../events/node/run-events-node.js');
+    // Loopback and a free port: the node is this machine's workers' alone.
+    node = await startEventsNode({ ...config, eventsNode: { host: '127.0.0.1', port: 0 } });
+    env.OPS_EVENTS_URL = node.url;
+    log.info({ events: node.url }, 'events node started for the workers');
+  }
+
+  let stopping = false;
+  const startedAt = new Map<Worker, number>();
+  let restartDelayMs = 1_000;
+  const fork = () => {
+    const worker = cluster.fork(env);
+    startedAt.set(worker, Date.now());
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (startedAt.get(worker) ?? 0);
+    startedAt.delete(worker);
+    if (stopping) return;
+    restartDelayMs = lived > 60_000 ? 1_000 : Math.min(restartDelayMs * 2, 30_000);
+    log.error({ pid: worker.process.pid, code, signal }, `a worker stopped; starting another in ${restartDelayMs / 1000} s`);
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, restartDelayMs).unref();
+  });
+  for (let i = 0; i < count; i++) fork();
+  log.info({ workers: count, port: config.port, cdnPort: config.cdnPort }, 'opsplatform started with workers');
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down: stopping the workers');
+      const living = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
+      if (!living.length) return resolve();
+      let left = living.length;
+      for (const worker of living) {
+        worker.once('exit', () => {
+          if (--left === 0) resolve();
+        });
+        // SIGTERM whatever the primary got: a worker handles it (and a second signal) by closing once.
+        worker.process.kill('SIGTERM');
+      }
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await node?.close();
+  log.info('stopped');
+  return true;
+}

@@ -1,0 +1,58 @@
+import type { Config } from '../../config/config.js';
+import { createContext } from '../../app/context.js';
+import { createLogger, type Logger, type LoggerSettings } from '../../app/logger.js';
+import { systemClock } from '../../shared/clock.js';
+import { loadSecretKey } from '../../shared/secret-key.js';
+import { openEvents } from '../capability.js';
+import type { EventsRuntimeOptions } from '../runtime.js';
+import { serveEventsNode } from './events-node.js';
+
+export interface RunningEventsNode {
+  /** What API processes set as OPS_EVENTS_URL. */
+  url: string;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+/**
+ * An events node: the one process that owns the event store of an installation whose API runs
+ * in several processes (`opsctl serve --workers N` starts one in its primary; `opsctl
+ * events-node` runs one on its own host). It holds the write-ahead log and DuckDB under
+ * OPS_DATA_DIR/events, runs events retention and the admin socket, and answers the API
+ * processes (RemoteEventStore) on OPS_EVENTS_NODE_HOST:OPS_EVENTS_NODE_PORT.
+ */
+export async function startEventsNode(given: Config, options: { logger?: LoggerSettings | false; events?: EventsRuntimeOptions } = {}): Promise<RunningEventsNode> {
+  // The node owns the store: an OPS_EVENTS_URL shared with the API processes' environment
+  // names the node itself, never a store to forward to.
+  const config: Config = { ...given, eventsUrl: undefined };
+  const log = createLogger(options.logger ?? { level: config.logLevel }).child({ role: 'events-node' });
+  const ctx = await createContext(config, systemClock);
+  let events;
+  try {
+    // Dataset names are the API processes' to resolve (from their metadata): the node answers ids.
+    events = await openEvents(ctx, log, { ...options.events, names: async () => new Map() });
+  } catch (error) {
+    await ctx.close();
+    throw error;
+  }
+  try {
+    const server = await serveEventsNode(events.store, { ...config.eventsNode, secret: loadSecretKey(config.secretKey, config.dataDir), log });
+    events.start?.();
+    let closing: Promise<void> | undefined;
+    return {
+      url: server.url,
+      log,
+      close: () =>
+        (closing ??= (async () => {
+          await server.close();
+          await events.stop?.();
+          await events.close?.();
+          await ctx.close();
+        })()),
+    };
+  } catch (error) {
+    await events.close?.();
+    await ctx.close();
+    throw error;
+  }
+}

@@ -1,0 +1,190 @@
+import crypto from 'node:crypto';
+import { Pool, errors as undiciErrors } from 'undici';
+import type { Tenant } from '../../tenancy/tenant.js';
+import type { StoredEvent } from './event-record.js';
+import {
+  EventStoreBehindError,
+  EventStoreResourceError,
+  EventStoreUnavailableError,
+  type AggregateRequest,
+  type AppendResult,
+  type DatasetNameResolver,
+  type EventPage,
+  type EventPageRequest,
+  type EventStore,
+  type FieldStats,
+  type FieldStatsRequest,
+  type NewEvent,
+  type RawGroupRow,
+  type TailRequest,
+} from './event-store.js';
+
+/**
+ * The wire between API processes and an events node (src/events/node/): one POST per
+ * EventStore method, JSON in and out, over kept-alive HTTP/1.1. Both ends live in this repo and
+ * change together, so the protocol is versioned by its path prefix only.
+ */
+export const eventsNodePrefix = '/events-node/v1';
+
+/** Methods of EventStore the node serves, by the last segment of their path. */
+export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping';
+
+/** The header that proves a caller holds the installation's secret key (never the key itself). */
+export const nodeKeyHeader = 'x-ops-node-key';
+
+/** Derived from OPS_SECRET_KEY, so every API process of the installation can compute it. */
+export function eventsNodeKey(secret: Buffer): string {
+  return crypto.createHmac('sha256', secret).update('opsplatform events node v1').digest('base64url');
+}
+
+/** How an error crosses the wire: its kind, so the caller can answer what the owner would. */
+export interface WireError {
+  kind: 'behind' | 'unavailable' | 'resource' | 'bad_request' | 'internal';
+  message: string;
+  waitedMs?: number;
+}
+
+export function toWireError(error: unknown): { status: number; body: { error: WireError } } {
+  if (error instanceof EventStoreBehindError) return { status: 503, body: { error: { kind: 'behind', message: error.message, waitedMs: error.waitedMs } } };
+  if (error instanceof EventStoreUnavailableError) return { status: 503, body: { error: { kind: 'unavailable', message: error.message } } };
+  if (error instanceof EventStoreResourceError) return { status: 507, body: { error: { kind: 'resource', message: error.message } } };
+  return { status: 500, body: { error: { kind: 'internal', message: error instanceof Error ? error.message : String(error) } } };
+}
+
+function fromWireError(status: number, body: unknown, origin: string): Error {
+  const wire = (body as { error?: WireError } | undefined)?.error;
+  switch (wire?.kind) {
+    case 'behind':
+      return new EventStoreBehindError(wire.message, wire.waitedMs ?? 0);
+    case 'unavailable':
+      return new EventStoreUnavailableError(wire.message);
+    case 'resource':
+      return new EventStoreResourceError(new Error(wire.message));
+    default:
+      // The node failed on something this process sent or on a bug of its own: an internal error here too.
+      return new Error(`the events node at ${origin} answered ${status}: ${wire?.message ?? 'no error description'}`);
+  }
+}
+
+export interface RemoteEventStoreOptions {
+  /** OPS_EVENTS_URL: http://host:port of the events node. */
+  url: string;
+  /** The installation's secret key (OPS_SECRET_KEY or the data directory's). */
+  secret: Buffer;
+  names: DatasetNameResolver;
+  /** Connections kept to the node (requests beyond them queue in this process). */
+  connections?: number;
+  /** Longest a call may wait for the node's answer (reads wait for the loader there first). */
+  timeoutMs?: number;
+}
+
+/**
+ * EventStore over an events node that owns the write-ahead log and the engine. Durability,
+ * read-your-writes and client event_id de-duplication are the node's, so they hold across every
+ * API process that shares it. Dataset ids become names here, with this process's metadata.
+ * A node that cannot be reached is EventStoreUnavailableError (503); the pool reconnects by itself.
+ */
+export class RemoteEventStore implements EventStore {
+  private readonly pool: Pool;
+  private readonly key: string;
+  private readonly origin: string;
+  private lastBacklog = 0;
+
+  constructor(private readonly options: RemoteEventStoreOptions) {
+    const url = new URL(options.url);
+    this.origin = url.origin;
+    const timeout = options.timeoutMs ?? 300_000;
+    this.pool = new Pool(this.origin, {
+      connections: options.connections ?? 64,
+      connectTimeout: 5_000,
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+      keepAliveTimeout: 30_000,
+    });
+    this.key = eventsNodeKey(options.secret);
+  }
+
+  /** Acknowledged events the node had not loaded when it last answered this process. */
+  get backlog(): number {
+    return this.lastBacklog;
+  }
+
+  private async call<T>(method: EventsNodeMethod, body: unknown): Promise<T> {
+    let response;
+    try {
+      response = await this.pool.request({
+        path: `${eventsNodePrefix}/${method}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [nodeKeyHeader]: this.key },
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      if (error instanceof undiciErrors.ClientDestroyedError || error instanceof undiciErrors.ClientClosedError) {
+        throw new Error('event store closed', { cause: error });
+      }
+      throw new EventStoreUnavailableError(`the events node at ${this.origin} cannot be reached (${(error as Error).message})`, error);
+    }
+    let parsed: unknown;
+    try {
+      parsed = await response.body.json();
+    } catch (error) {
+      throw new EventStoreUnavailableError(`the events node at ${this.origin} closed its answer early (${(error as Error).message})`, error);
+    }
+    const backlog = Number(response.headers['x-ops-backlog']);
+    if (Number.isFinite(backlog)) this.lastBacklog = backlog;
+    if (response.statusCode !== 200) throw fromWireError(response.statusCode, parsed, this.origin);
+    return parsed as T;
+  }
+
+  private async named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
+    const ids = [...new Set(events.map((e) => e.dataset))];
+    const names = known && ids.every((id) => known.has(id)) ? known : ids.length ? await this.options.names(tenant, ids) : new Map<string, string>();
+    for (const e of events) e.dataset = names.get(e.dataset) ?? e.dataset;
+    return events;
+  }
+
+  append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
+    if (events.length === 0) return Promise.resolve({ stored: 0, duplicates: 0, lastSeq: 0 });
+    return this.call('append', { tenant, events });
+  }
+
+  async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
+    const page = await this.call<EventPage>('query', { tenant, request: { filter: request.filter, limit: request.limit, after: request.after } });
+    await this.named(tenant, page.events, request.names);
+    return { events: page.events, next: page.next ?? undefined };
+  }
+
+  aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
+    return this.call('aggregate', { tenant, request });
+  }
+
+  async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
+    if (!datasetIds.length) return new Map();
+    return new Map(await this.call<Array<[string, number]>>('rollup-counts', { tenant, datasetIds, sinceMs }));
+  }
+
+  fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
+    return this.call('field-stats', { tenant, request });
+  }
+
+  deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+    return this.call('delete-before', { tenant, datasetId, beforeMs });
+  }
+
+  async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
+    return this.named(tenant, await this.call<StoredEvent[]>('read-after', { tenant, request }));
+  }
+
+  lastSeq(): Promise<number> {
+    return this.call('last-seq', {});
+  }
+
+  async ping(): Promise<void> {
+    await this.call('ping', {});
+  }
+
+  /** Lets calls in flight finish, then closes the connections (the node keeps running). */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
