@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadConfig } from './config.js';
+import { openBlobStore } from '../stores/blobs/blob-store.js';
 
 test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores', () => {
   const config = loadConfig({});
@@ -29,7 +30,6 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_TAIL_HEARTBEAT_MS: '1.5' }, 'OPS_TAIL_HEARTBEAT_MS'],
   [{ OPS_LOG_LEVEL: 'loud' }, 'OPS_LOG_LEVEL'],
   [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
-  
   [{ OPS_BLOB_URL: 'ftp://host/blobs' }, 'OPS_BLOB_URL'],
   [{ OPS_HEADERS_TIMEOUT_MS: 'soon' }, 'OPS_HEADERS_TIMEOUT_MS'],
   [{ OPS_HEADERS_TIMEOUT_MS: '0' }, 'OPS_HEADERS_TIMEOUT_MS'],
@@ -44,6 +44,20 @@ for (const [env, variable] of bad) {
     assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable));
   });
 }
+
+test('OPS_BLOB_URL: file:// and s3:// are accepted; a malformed s3:// URL is refused at start-up naming the variable', () => {
+  assert.equal(loadConfig({ OPS_BLOB_URL: 's3://bucket/prefix' }).blobUrl, 's3://bucket/prefix');
+  const s3 = 's3://media-bucket/ops?endpoint=http://127.0.0.1:18080&region=us-east-1&path_style=true';
+  assert.equal(loadConfig({ OPS_BLOB_URL: s3 }).blobUrl, s3);
+  assert.ok(openBlobStore({ blobUrl: s3, dataDir: '/nonexistent' }));
+  for (const bad of ['s3://Not_A_Bucket/prefix', 's3://bucket/prefix?endpoint=ftp://host', 's3://bucket/prefix?path_style=maybe']) {
+    assert.throws(
+      () => openBlobStore({ blobUrl: loadConfig({ OPS_BLOB_URL: bad }).blobUrl, dataDir: '/nonexistent' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'OPS_BLOB_URL' && error.message.startsWith('OPS_BLOB_URL:'),
+      bad,
+    );
+  }
+});
 
 test('connection limits: defaults leave room for slow uploads and live tail heartbeats', () => {
   const config = loadConfig({});

@@ -6,6 +6,7 @@ import type { ErrorCode } from './codes.js';
 import { redactTokens } from '../http/redact.js';
 import { newId } from '../shared/ids.js';
 import { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../stores/events/event-store.js';
+import { BlobStoreUnavailableError } from '../stores/blobs/blob-store.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */
 export function errorBody(error: AppError, requestId: string): string {
@@ -65,6 +66,8 @@ function translate(error: FastifyError & { validation?: ValidationItem[]; valida
   // Read-your-writes waited its bound for the loader: the events are safe, the answer is late.
   if (error instanceof EventStoreBehindError) return Object.assign(storageError(`${error.message}; retry in a moment`, 1), { cause: error });
   if (error instanceof EventStoreUnavailableError) return Object.assign(storageError('the event store is unavailable; acknowledged events are kept and load when it is back', 5), { cause: error });
+  // Media call sites word their own; this is the net under any path that does not.
+  if (error instanceof BlobStoreUnavailableError) return Object.assign(storageError(`the file store is unavailable (${error.reason}); retry shortly`, 5), { cause: error });
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (error.statusCode === 415 && !(error instanceof AppError))) {
     const declared = request.headers['content-type'];
     return new AppError(

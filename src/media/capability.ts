@@ -21,11 +21,12 @@ export function openMedia(ctx: AppContext, deps: { log: Logger; urls: PublicUrls
     service,
     routes: (v1) => registerMediaRoutes(v1, ctx, service),
     delivery: (cdn) => registerDelivery(cdn, service),
-    readiness: () => service.blobs.ping(),
+    readiness: { blobs: () => service.blobs.ping() },
     start: () => {
       stopPurgeJob = startPurgeJob(ctx, service, deps.log);
     },
     stop: async () => stopPurgeJob?.(),
+    close: async () => service.blobs.close?.(),
     purge: () => service.purge(),
   };
 }
@@ -38,7 +39,7 @@ export function openMedia(ctx: AppContext, deps: { log: Logger; urls: PublicUrls
  */
 function startPurgeJob(ctx: AppContext, media: MediaService, log: Logger): () => Promise<void> {
   let running: Promise<unknown> = media.blobs
-    .sweep()
+    .sweep(media.knownKeys)
     .then(() => media.reservations.reclaim(media.blobs))
     .catch((error: unknown) => log.error({ err: error }, 'media: start-up sweep failed; the purge job retries it at the next interval'));
   const run = () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { MediaService } from './media-service.js';
+import { storeUnavailable, type MediaService } from './media-service.js';
+import { BlobStoreUnavailableError } from '../stores/blobs/blob-store.js';
 import { contentDisposition, storageKeyPattern } from './names.js';
 import { parseRange } from './range.js';
 import { AppError } from '../errors/app-error.js';
@@ -47,10 +48,20 @@ export function registerDelivery(cdn: FastifyInstance, media: MediaService): voi
     reply.type(row.content_type).header('content-length', part ? part.end - part.start + 1 : size);
     if (part) reply.code(206).header('content-range', `bytes ${part.start}-${part.end}/${size}`);
     if (request.method === 'HEAD') return reply.send();
-    const body = await media.blobs.get(row.key, part);
+    const fileHeaders = ['etag', 'cache-control', 'accept-ranges', 'content-disposition', 'last-modified', 'content-length', 'content-range'];
+    let body;
+    try {
+      body = await media.blobs.get(row.key, part);
+    } catch (error) {
+      if (!(error instanceof BlobStoreUnavailableError)) throw error;
+      // The error envelope, not the file's headers: never cached, retried after Retry-After.
+      for (const name of fileHeaders) reply.removeHeader(name);
+      reply.code(503).header('cache-control', 'no-store');
+      throw storeUnavailable(error, 'the file cannot be read now');
+    }
     // A record whose blob is gone is mid-purge: the same answer as after the purge.
     if (!body) {
-      for (const name of ['etag', 'accept-ranges', 'content-disposition', 'last-modified', 'content-length', 'content-range']) reply.removeHeader(name);
+      for (const name of fileHeaders) reply.removeHeader(name);
       return notFound(request, reply.code(404));
     }
     return reply.send(body);

@@ -35,8 +35,8 @@ describe('upload limits and quota (plan tiny: 100 kB files, 300 kB storage)', ()
     assert.equal(over.body.error.code, 'file_too_large');
     assert.equal(over.body.error.limit, 100_000);
     assert.equal(await used(), 100_000);
-    assert.deepEqual(blobFiles(s.dataDir).temp, []);
-    assert.equal(blobFiles(s.dataDir).blobs.length, 1);
+    assert.deepEqual((await blobFiles(s)).temp, []);
+    assert.equal((await blobFiles(s)).blobs.length, 1);
   });
 
   test('an oversize upload is answered before the client has sent the whole body', async () => {
@@ -46,22 +46,22 @@ describe('upload limits and quota (plan tiny: 100 kB files, 300 kB storage)', ()
     const res = await send(s, big, { token: s.tenants.a.token });
     assert.equal(res.status, 413);
     assert.ok(res.sentWhenAnswered < big.body.length, `answered after ${res.sentWhenAnswered} of ${big.body.length} bytes`);
-    await eventually(() => assert.deepEqual(blobFiles(s.dataDir).temp, []));
+    await eventually(async () => assert.deepEqual((await blobFiles(s)).temp, []));
     assert.equal(await used(), 100_000);
   });
 
   test('a client that disconnects half-way leaves no record, no blob and the quota unchanged', async () => {
-    const before = blobFiles(s.dataDir).blobs.length;
+    const before = (await blobFiles(s)).blobs.length;
     const listed = (await s.request('GET', '/media')).body.files.length;
     const m = pdfPart(90_000);
     // The server has read some of the file when the connection drops.
     const res = await send(s, m, { token: s.tenants.a.token, abortAt: 45_000 });
     assert.equal(res.status, 0);
     await eventually(async () => {
-      assert.deepEqual(blobFiles(s.dataDir).temp, []);
+      assert.deepEqual((await blobFiles(s)).temp, []);
       assert.equal(await used(), 100_000);
     });
-    assert.equal(blobFiles(s.dataDir).blobs.length, before);
+    assert.equal((await blobFiles(s)).blobs.length, before);
     assert.equal((await s.request('GET', '/media')).body.files.length, listed);
   });
 
@@ -77,6 +77,6 @@ describe('upload limits and quota (plan tiny: 100 kB files, 300 kB storage)', ()
     assert.equal(refused.body.error.metric, 'storage_bytes');
     assert.ok(refused.body.error.quotas.some((q: { metric: string; limit: number }) => q.metric === 'storage_bytes' && q.limit === 300_000));
     assert.equal(await used(), 280_000);
-    assert.deepEqual(blobFiles(s.dataDir).temp, []);
+    assert.deepEqual((await blobFiles(s)).temp, []);
   });
 });

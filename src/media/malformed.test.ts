@@ -38,7 +38,7 @@ describe('POST /media with a malformed multipart body → 400 bad_request, nothi
     assert.equal(await storageUsed(), 0);
     const reservations = await s.server.ctx.metadata.db.selectFrom('upload_reservations').selectAll().execute();
     assert.deepEqual(reservations, []);
-    assert.deepEqual(blobFiles(s.dataDir), { blobs: [], temp: [] });
+    assert.deepEqual((await blobFiles(s)), { blobs: [], temp: [] });
   };
 
   test('Content-Type multipart/form-data without a boundary parameter', async () => {
@@ -73,7 +73,10 @@ describe('POST /media with a malformed multipart body → 400 bad_request, nothi
   });
 });
 
-describe('a blob store that fails on its own is still 503 storage_error', () => {
+// The S3 leg runs storage-down.test.ts instead: the store behind a proxy taken down and back.
+const onS3 = process.env.OPS_TEST_BLOB_URL ? 'a file-store failure; on S3, storage-down.test.ts takes the store down instead' : false;
+
+describe('a blob store that fails on its own is still 503 storage_error', { skip: onS3 }, () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();

@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app/context.js';
 import type { PublicUrls } from '../app/public-urls.js';
-import type { BlobStore } from '../stores/blobs/blob-store.js';
+import { BlobStoreUnavailableError, type BlobStore } from '../stores/blobs/blob-store.js';
 import { AppError, notFound, storageError } from '../errors/app-error.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { newId } from '../shared/ids.js';
@@ -87,7 +87,11 @@ export class MediaService {
     }
     const size = inspector.size;
     const abort = async () => {
-      await this.blobs.delete(key);
+      // A store that is down keeps the blob for now: with its reservation gone no record knows
+      // the key, so the purge job's sweep removes it once the store is back.
+      await this.blobs.delete(key).catch((error: unknown) => {
+        if (!(error instanceof BlobStoreUnavailableError)) throw error;
+      });
       await this.reservations.release(reservation);
     };
     if (!(await this.reservations.settle(reservation, size))) {
@@ -175,10 +179,31 @@ export class MediaService {
       }
       if (due.length < 100) break;
     }
-    await this.blobs.sweep();
+    await this.blobs.sweep(this.knownKeys);
     const reclaimed = await this.reservations.reclaim(this.blobs);
     return { purged, bytes, reclaimed };
   }
+
+  /**
+   * For the blob store's sweep: which of these keys a file record (soft-deleted ones included)
+   * or an upload in flight still holds. System path, across tenants.
+   */
+  readonly knownKeys = async (keys: string[]): Promise<Set<string>> => {
+    const known = new Set<string>();
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const db = this.ctx.metadata.db;
+      const files = await db.selectFrom('files').select('key').where('key', 'in', chunk).execute();
+      const held = await db.selectFrom('upload_reservations').select('key').where('key', 'in', chunk).execute();
+      for (const row of [...files, ...held]) known.add(row.key);
+    }
+    return known;
+  };
+}
+
+/** 503 storage_error for a store that cannot serve: the client may retry in a few seconds. */
+export function storeUnavailable(error: BlobStoreUnavailableError, what: string): AppError {
+  return Object.assign(storageError(`${what}: ${error.reason}; retry in a few seconds`, 5), { cause: error });
 }
 
 /**
@@ -194,5 +219,6 @@ function uploadFailure(read: PromiseSettledResult<unknown>, write: PromiseSettle
   const verdict = [readError, writeError].find((e) => e instanceof AppError);
   if (verdict) return verdict;
   if (readError !== undefined && (writeError === undefined || writeError === readError)) return readError;
+  if (writeError instanceof BlobStoreUnavailableError) return storeUnavailable(writeError, 'the file was not stored');
   return Object.assign(storageError(), { cause: writeError });
 }

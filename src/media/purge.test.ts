@@ -48,7 +48,7 @@ describe('soft delete window, purge and restore', () => {
     assert.equal((await status(file.url)), 404);
     assert.equal((await status(kept.url)), 200);
     assert.equal(await used(), before - file.size);
-    assert.equal(blobFiles(s.dataDir).blobs.length, 1);
+    assert.equal((await blobFiles(s)).blobs.length, 1);
     assert.equal((await restore.run(opsctl(), { id: file.id }).catch((e: { code: string }) => e.code)), 'not_found');
   });
 
@@ -64,5 +64,19 @@ describe('soft delete window, purge and restore', () => {
     assert.equal((await status(file.url)), 200, 'a restored file is not purged');
     await assert.rejects(restore.run(opsctl(), { id: file.id }), { code: 'not_found' });
     await assert.rejects(restore.run(opsctl(), { id: 'nope' }), { code: 'bad_request' });
+  });
+
+  test("the blob store's sweep keeps what a record (soft-deleted too) or an upload in flight knows, and only that", async () => {
+    const active = (await upload()) as { id: string; key?: string };
+    const deleted = (await upload()) as { id: string; key?: string };
+    await s.request('DELETE', `/media/${deleted.id}`);
+    const media = s.server.media.service;
+    const reservation = await media.reservations.reserve(s.tenants.a.orgId, 'pro', 'inflight1/f.png', 10);
+    try {
+      const known = await media.knownKeys([active.key!, deleted.key!, 'inflight1/f.png', 'orphan1/o.png']);
+      assert.deepEqual([...known].sort(), [active.key!, deleted.key!, 'inflight1/f.png'].sort());
+    } finally {
+      await media.reservations.release(reservation);
+    }
   });
 });

@@ -11,7 +11,7 @@ async function held(s: TestServer): Promise<{ used: number; reservations: number
   const usage = await s.request('GET', '/usage');
   const used = (usage.body.quotas as Array<{ metric: string; used: number }>).find((q) => q.metric === 'storage_bytes')!.used;
   const reservations = await s.server.ctx.metadata.db.selectFrom('upload_reservations').select('id').execute();
-  return { used, reservations: reservations.length, temp: blobFiles(s.dataDir).temp.length };
+  return { used, reservations: reservations.length, temp: (await blobFiles(s)).temp.length };
 }
 
 describe('stalled and slow uploads (OPS_IDLE_TIMEOUT_MS=500)', () => {
@@ -28,8 +28,10 @@ describe('stalled and slow uploads (OPS_IDLE_TIMEOUT_MS=500)', () => {
     for (const client of clients) client.socket.write(Buffer.concat([Buffer.from(uploadHead(s.tenants.a.token, boundary, 10_000_000)), first]));
     const lastByte = Date.now();
 
-    // While they stall, each holds a 10 MB reservation (the declared length) and a temp file.
-    await eventually(async () => assert.deepEqual(await held(s), { used: 30_000_000, reservations: 3, temp: 3 }), 2_000);
+    // While they stall, each holds a 10 MB reservation (the declared length) and a temp file
+    // (on S3 nothing yet: a multipart upload starts with the first 5 MiB part).
+    const temp = s.server.ctx.config.blobUrl?.startsWith('s3:') ? 0 : 3;
+    await eventually(async () => assert.deepEqual(await held(s), { used: 30_000_000, reservations: 3, temp }), 2_000);
 
     const closed = await Promise.race([Promise.all(clients.map((c) => c.closed)), sleep(5_000).then(() => undefined)]);
     clients.forEach((c) => c.socket.destroy());

@@ -1,15 +1,14 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import type { TestServer } from '../test-support/test-server.js';
 
-/** Files under the blob root: stored blobs and temp files (which must never outlive a request). */
-export function blobFiles(dataDir: string): { blobs: string[]; temp: string[] } {
-  const root = path.join(dataDir, 'blobs');
-  const all = fs.existsSync(root) ? (fs.readdirSync(root, { recursive: true }) as string[]) : [];
-  const files = all.filter((f) => fs.statSync(path.join(root, f)).isFile());
-  return { blobs: files.filter((f) => !f.startsWith('.tmp')), temp: files.filter((f) => f.startsWith('.tmp')) };
+/**
+ * What the server's blob store holds, whichever it is (files, or S3 on the S3 leg): stored
+ * blobs, and the writes in progress (temp files, multipart uploads) that must never outlive a request.
+ */
+export async function blobFiles(s: TestServer): Promise<{ blobs: string[]; temp: string[] }> {
+  const { blobs, pending } = await s.server.media.service.blobs.inventory();
+  return { blobs, temp: pending };
 }
 
 export interface SendResult {

@@ -144,6 +144,6 @@ describe('POST /media', () => {
     assert.equal(res.status, 413);
     assert.equal(res.body.error.code, 'file_too_large');
     assert.equal(res.body.error.limit, 50_000_000);
-    assert.deepEqual(blobFiles(s.dataDir).temp, []);
+    assert.deepEqual((await blobFiles(s)).temp, []);
   });
 });

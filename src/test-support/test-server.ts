@@ -84,10 +84,25 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promi
   };
 }
 
+/**
+ * S3 leg: OPS_TEST_BLOB_URL names a bucket on an S3-compatible server; each test server stores
+ * its media under a prefix of its own, emptied when it closes. A test that sets OPS_BLOB_URL
+ * itself keeps its own.
+ */
+async function freshBlobStore(env: Record<string, string> | undefined): Promise<{ url: string; clear: () => Promise<void> } | undefined> {
+  const base = process.env.OPS_TEST_BLOB_URL;
+  if (!base || env?.OPS_BLOB_URL !== undefined) return undefined;
+  // Loaded only on that leg: the AWS SDK is not for every test file to load.
+  const { clearS3Prefix, freshS3Url } = await import('../stores/blobs/s3-testing.js');
+  const url = await freshS3Url(base);
+  return { url, clear: () => clearS3Prefix(url) };
+}
+
 /** Starts the real server on free ports, temporary stores and a movable clock. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-test-'));
   const database = await freshPostgresDatabase();
+  const blobStore = await freshBlobStore(options.env);
   const config = loadConfig({
     OPS_PORT: '0',
     OPS_CDN_PORT: '0',
@@ -96,6 +111,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     OPS_RATE_LIMIT_PER_SECOND: '100000',
     OPS_RATE_LIMIT_BURST: '100000',
     ...(database ? { OPS_DATABASE_URL: database.url } : {}),
+    ...(blobStore ? { OPS_BLOB_URL: blobStore.url } : {}),
     ...options.env,
   });
   const clock = new OffsetClock();
@@ -168,6 +184,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     close: async () => {
       await server.close();
       await database?.drop();
+      await blobStore?.clear();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { FsBlobStore } from './fs-blob-store.js';
+import { parseS3Url, type S3BlobStoreOptions } from './s3-url.js';
 
 /** Inclusive byte positions, as in HTTP ranges. */
 export interface ByteRange {
@@ -13,13 +14,32 @@ export interface BlobStat {
 }
 
 /**
- * Where file bytes live. Small on purpose: an S3 backend is one more folder implementing
- * these methods. Keys are `/`-separated segments of `[A-Za-z0-9._-]`, never `.` or `..`.
+ * Asked by `sweep` before it removes a stored blob: which of these keys the metadata still
+ * knows (a file record, soft-deleted ones included, or an upload in flight). Only the others
+ * are orphans.
+ */
+export type KnownKeys = (keys: string[]) => Promise<Set<string>>;
+
+/** What a store holds, read whole: for tests and diagnostics, never on a request path. */
+export interface BlobInventory {
+  /** Keys of stored blobs. */
+  blobs: string[];
+  /** Writes in progress or left by interrupted ones (temp files, multipart uploads). */
+  pending: string[];
+}
+
+/**
+ * Where file bytes live. Small on purpose: each backend is one file implementing these
+ * methods. Keys are `/`-separated segments of `[A-Za-z0-9._-]`, never `.` or `..`.
+ *
+ * A store that cannot do its work (unreachable, refusing our credentials, failing) rejects with
+ * `BlobStoreUnavailableError`, which the media layer answers as 503 storage_error.
  */
 export interface BlobStore {
   /**
    * Writes `body` under `key` atomically: readers see the whole blob or nothing. If `body`
    * fails or is destroyed, the promise rejects with its error and nothing is left behind.
+   * A write that fails on the store's side destroys `body`.
    */
   put(key: string, body: Readable): Promise<BlobStat>;
   /** The blob's bytes (or one range of them); undefined when there is no such blob. */
@@ -28,18 +48,71 @@ export interface BlobStore {
   exists(key: string): Promise<boolean>;
   /** Idempotent: deleting a missing blob is not an error (purges may run twice). */
   delete(key: string): Promise<void>;
-  /** Removes what interrupted writes left behind; returns how many items it removed. */
-  sweep(): Promise<number>;
+  /**
+   * Removes what interrupted writes left behind (temp files, multipart uploads) and stored
+   * blobs that `known` does not know, each only once it is older than the store's grace
+   * period (so a write in flight is never touched). Returns how many items it removed.
+   */
+  sweep(known: KnownKeys): Promise<number>;
   /** Cheap reachability check for /readyz. */
   ping(): Promise<void>;
+  inventory(): Promise<BlobInventory>;
+  /** Releases connections (the server's shutdown); the store is not used afterwards. */
+  close?(): Promise<void> | void;
 }
 
-/** OPS_BLOB_URL chooses the backend; unset means the file system under OPS_DATA_DIR/blobs. */
+/**
+ * The store could not do what was asked (down, timing out, refusing our credentials, no such
+ * bucket). `message` is for operators (logs, /readyz) and names the store; `reason` is a short
+ * phrase without addresses that may be shown to API clients.
+ */
+export class BlobStoreUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'BlobStoreUnavailableError';
+  }
+}
+
+/** A blob store with no grace period to speak of would sweep writes in flight: a day by default. */
+export const defaultSweepGraceMs = 24 * 60 * 60 * 1000;
+
+/**
+ * OPS_BLOB_URL chooses the backend; unset means the file system under OPS_DATA_DIR/blobs.
+ * `s3://bucket/prefix?endpoint=…&region=…&path_style=true` is an S3-compatible object store
+ * (s3-blob-store.ts); a malformed one is refused here with a ConfigError naming the variable.
+ */
 export function openBlobStore(options: { blobUrl: string | undefined; dataDir: string }): BlobStore {
   if (!options.blobUrl) return new FsBlobStore(path.join(options.dataDir, 'blobs'));
   const url = new URL(options.blobUrl);
   if (url.protocol === 'file:') return new FsBlobStore(url.pathname);
-  throw new Error(`OPS_BLOB_URL: the ${url.protocol} backend is not available in this build; use file:// or leave it unset`);
+  if (url.protocol === 's3:') return openS3(parseS3Url(options.blobUrl));
+  throw new Error(`OPS_BLOB_URL: the ${url.protocol} backend is not available in this build; use file://, s3:// or leave it unset`);
+}
+
+/**
+ * The S3 store, its module (and the AWS SDK's, ~20 MB and 150 ms) loaded on first use: a
+ * server on the file store never loads it. The URL is checked now, at start-up.
+ */
+function openS3(options: S3BlobStoreOptions): BlobStore {
+  let loading: Promise<BlobStore> | undefined;
+  const store = () => (loading ??= import('./s3-blob-store.js').then((m) => new m.S3BlobStore(options)));
+  return {
+    put: async (key, body) => (await store()).put(key, body),
+    get: async (key, range) => (await store()).get(key, range),
+    stat: async (key) => (await store()).stat(key),
+    exists: async (key) => (await store()).exists(key),
+    delete: async (key) => (await store()).delete(key),
+    sweep: async (known) => (await store()).sweep(known),
+    ping: async () => (await store()).ping(),
+    inventory: async () => (await store()).inventory(),
+    close: async () => {
+      if (loading) await (await loading.catch(() => undefined))?.close?.();
+    },
+  };
 }
 
 const segment = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;

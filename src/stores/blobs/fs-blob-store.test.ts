@@ -60,7 +60,22 @@ describe('file-system blob store', () => {
     fs.writeFileSync(old, 'partial');
     fs.utimesSync(old, new Date(Date.now() - 2 * 86_400_000), new Date(Date.now() - 2 * 86_400_000));
     fs.writeFileSync(path.join(tmp, `otherhost-1-recent`), 'partial');
-    assert.equal(await store.sweep(), 2);
+    assert.equal(await store.sweep(async () => new Set()), 2);
     assert.deepEqual(fs.readdirSync(tmp).sort(), ['otherhost-1-recent', `${host}-${process.pid}-live`].sort());
+  });
+
+  test('the sweeper removes blobs no record knows once past the grace period, keeping known and recent ones', async () => {
+    const { root, store } = fresh();
+    for (const key of ['kept1/k.bin', 'orphan1/o.bin', 'recent1/r.bin']) await store.put(key, Readable.from([Buffer.from(key)]));
+    const old = new Date(Date.now() - 2 * 86_400_000);
+    for (const key of ['kept1/k.bin', 'orphan1/o.bin']) fs.utimesSync(path.join(root, key.slice(0, 2), key), old, old);
+    const asked: string[] = [];
+    const known = async (keys: string[]) => {
+      asked.push(...keys);
+      return new Set(keys.filter((k) => k.startsWith('kept')));
+    };
+    assert.equal(await store.sweep(known), 1);
+    assert.deepEqual(asked.sort(), ['kept1/k.bin', 'orphan1/o.bin']);
+    assert.deepEqual((await store.inventory()).blobs.sort(), ['kept1/k.bin', 'recent1/r.bin']);
   });
 });

@@ -4,11 +4,9 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ownerGone, processOwner } from '../../shared/process-owner.js';
-import { isValidKey, type BlobStat, type BlobStore, type ByteRange } from './blob-store.js';
+import { defaultSweepGraceMs, isValidKey, type BlobInventory, type BlobStat, type BlobStore, type ByteRange, type KnownKeys } from './blob-store.js';
 
 const tmpDirName = '.tmp';
-/** A temp file this old is an orphan even if its writer's pid was reused. */
-const orphanAgeMs = 24 * 60 * 60 * 1000;
 
 /**
  * Blobs as files under `root`. A write goes to `root/.tmp/<host>-<pid>-<random>`, is
@@ -18,7 +16,11 @@ const orphanAgeMs = 24 * 60 * 60 * 1000;
 export class FsBlobStore implements BlobStore {
   private readonly tmp: string;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    /** A temp file or unknown blob this old is an orphan (even if its writer's pid was reused). */
+    private readonly graceMs = defaultSweepGraceMs,
+  ) {
     this.tmp = path.join(root, tmpDirName);
     fs.mkdirSync(this.tmp, { recursive: true });
   }
@@ -99,19 +101,61 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async sweep(): Promise<number> {
+  async sweep(known: KnownKeys): Promise<number> {
     let removed = 0;
     for (const name of await fsp.readdir(this.tmp)) {
       const file = path.join(this.tmp, name);
       const stat = await fsp.stat(file).catch(() => undefined);
       if (!stat) continue;
       const writerGone = ownerGone(name.slice(0, name.lastIndexOf('-')));
-      if (writerGone || Date.now() - stat.mtimeMs > orphanAgeMs) {
+      if (writerGone || Date.now() - stat.mtimeMs > this.graceMs) {
         await fsp.rm(file, { force: true });
         removed++;
       }
     }
+    // Blobs no record knows (a delete that failed after its record was gone), past the grace
+    // period, asked about in batches.
+    const cutoff = Date.now() - this.graceMs;
+    let batch: string[] = [];
+    const flush = async () => {
+      const keep = batch.length ? await known(batch) : new Set<string>();
+      for (const key of batch) {
+        if (keep.has(key)) continue;
+        await this.delete(key);
+        removed++;
+      }
+      batch = [];
+    };
+    for await (const { key, mtimeMs } of this.walk()) {
+      if (mtimeMs > cutoff) continue;
+      batch.push(key);
+      if (batch.length >= 500) await flush();
+    }
+    await flush();
     return removed;
+  }
+
+  /** Every stored blob: `root/<fan-out>/<key>`, the temp directory left out. */
+  private async *walk(): AsyncGenerator<{ key: string; mtimeMs: number }> {
+    for (const fanout of await fsp.readdir(this.root)) {
+      if (fanout === tmpDirName) continue;
+      const base = path.join(this.root, fanout);
+      const entries = await fsp.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        if (!entry.isFile()) continue;
+        const file = path.join(entry.parentPath, entry.name);
+        const key = path.relative(base, file).split(path.sep).join('/');
+        if (!isValidKey(key)) continue;
+        const stat = await fsp.stat(file).catch(() => undefined);
+        if (stat) yield { key, mtimeMs: stat.mtimeMs };
+      }
+    }
+  }
+
+  async inventory(): Promise<BlobInventory> {
+    const blobs: string[] = [];
+    for await (const { key } of this.walk()) blobs.push(key);
+    return { blobs, pending: await fsp.readdir(this.tmp).catch(() => []) };
   }
 
   async ping(): Promise<void> {
