@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config/config.js';
+import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { createContext, type AppContext } from './app/context.js';
 import type { Capability } from './app/capability.js';
@@ -15,6 +15,8 @@ import { openTail, type TailCapability } from './tail/capability.js';
 import { openAnnounced } from './features/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
+import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
+import type { Logger } from './app/logger.js';
 
 export interface RunningServer {
   api: Api;
@@ -24,6 +26,8 @@ export interface RunningServer {
   media: MediaCapability;
   events: EventsCapability;
   tail: TailCapability;
+  /** The per-token rate limit: shared through Redis (OPS_REDIS_URL) or in process. */
+  rateLimiter: RateLimiter;
   /** Addresses actually bound (port 0 picks a free one). */
   apiUrl: string;
   cdnUrl: string;
@@ -47,8 +51,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       redact: ['req.headers.authorization', 'headers.authorization'],
     },
   );
+  checkSecretKey(config, log);
   const urls = new PublicUrls(config);
-  const ctx = await createContext(config, options.clock ?? systemClock);
+  const ctx = await createContext(config, options.clock ?? systemClock, { log });
   const capabilities: Capability[] = [];
   const opened = <C extends Capability>(capability: C): C => {
     capabilities.push(capability);
@@ -56,24 +61,33 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   let api: Api | undefined;
   let cdn: FastifyInstance | undefined;
+  let rateLimiter: RateLimiter | undefined;
   const closeCapabilities = async () => {
     for (const capability of [...capabilities].reverse()) await capability.close?.();
   };
   try {
+    // The shared stores between API processes (docs/cross-process.md), each waited for briefly
+    // so the first requests already count in Redis and reach the other processes; an
+    // unreachable one delays nothing, and the process degrades until it answers.
+    [rateLimiter] = await Promise.all([openRateLimiter(config, log), ctx.bus.ready(2_000)]);
     // The wiring: each capability opened on what it uses, in the order their routes register.
     const media = opened(openMedia(ctx, { log, urls }));
     const events = opened(await openEvents(ctx, log, options.events));
     opened(openQuery(ctx, events));
     const tail = opened(openTail(ctx, events, log));
-    // Ingest in this process wakes live tail at once (its poll finds other processes' events).
-    events.onAppended((tenant) => tail.wake(tenant));
+    // Each durable append is announced on the bus: it wakes live tail here at once (the bus
+    // delivers inside publish) and in the other API processes through NATS. A lost wake-up
+    // only delays: each feed reads from its own cursor and polls every OPS_TAIL_POLL_MS.
+    events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant, lastSeq }));
+    ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
 
     api = await buildApi(ctx, {
       logger: log,
       urls,
       routes: capabilities.flatMap((c) => (c.routes ? [c.routes] : [])),
-      readiness: capabilities.flatMap((c) => (c.readiness ? [c.readiness] : [])),
+      readiness: Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))),
+      rateLimiter,
     });
     cdn = await buildCdn(ctx, log, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
     limitConnections(api.server, config, api.log, 'api');
@@ -90,14 +104,36 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         for (const capability of capabilities) await capability.stop?.();
         await Promise.all([api!.close(), cdn!.close()]);
         await closeCapabilities();
+        await rateLimiter!.close();
         await ctx.close();
       })());
-    return { api, cdn, ctx, media, events, tail, apiUrl, cdnUrl, close };
+    return { api, cdn, ctx, media, events, tail, rateLimiter, apiUrl, cdnUrl, close };
   } catch (error) {
     await api?.close();
     await cdn?.close();
     await closeCapabilities();
+    await rateLimiter?.close();
     await ctx.close();
     throw error;
   }
+}
+
+/**
+ * Cursors are signed with OPS_SECRET_KEY; unset, each process makes one in its own data
+ * directory, which only processes sharing that directory share. On PostgreSQL the metadata is
+ * meant for several hosts: with OPS_REDIS_URL or OPS_NATS_URL also set (an installation of
+ * several processes by its own account) start-up is refused, since a cursor from one host
+ * would be refused by the next; on PostgreSQL alone it is a warning.
+ */
+function checkSecretKey(config: Config, log: Logger): void {
+  if (config.secretKey || !config.databaseUrl) return;
+  if (config.redisUrl || config.natsUrl) {
+    throw new ConfigError(
+      'OPS_SECRET_KEY',
+      'is required with OPS_DATABASE_URL and OPS_REDIS_URL or OPS_NATS_URL (several API processes): each would otherwise sign cursors with a key of its own, and a cursor from one host would be refused by another',
+    );
+  }
+  log.warn(
+    'OPS_SECRET_KEY is unset on PostgreSQL: cursors are signed with a key generated into this host\'s OPS_DATA_DIR; set the same OPS_SECRET_KEY on every API host, or cursors from one are refused by another',
+  );
 }

@@ -12,10 +12,11 @@ import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
 import { authPlugin } from '../auth/auth-plugin.js';
 import { TokenLookup } from '../auth/token-lookup.js';
-import { RateLimiter } from '../auth/rate-limiter.js';
+import { LocalRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
+import type { Readiness } from './capability.js';
 import { registerMemberRoutes } from '../members/routes.js';
 import { registerTokenRoutes } from '../tokens/routes.js';
 import { registerUsageRoutes } from '../usage/routes.js';
@@ -29,8 +30,10 @@ export interface ApiOptions {
   urls: PublicUrls;
   /** The /v1 routes of the capabilities beyond the foundation (media, events, query…). */
   routes?: RouteRegistrar[];
-  /** Extra readiness checks (event store, blob store). */
-  readiness?: Array<() => Promise<void>>;
+  /** The stores the capabilities need, by name (events, blobs): /readyz answers 503 while one is down. */
+  readiness?: Readiness;
+  /** The per-token rate limit (server.ts opens it: shared through Redis or in process); default in process. */
+  rateLimiter?: RateLimiter;
 }
 
 const jsonBodyLimit = 1024 * 1024;
@@ -103,11 +106,17 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     (error) => app.log.warn({ err: error }, 'could not record token use'),
     ctx.config.authCacheMs,
   );
-  ctx.tokens.onRevoked((id) => tokens.forget(id));
-  const rateLimiter = new RateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
+  // Revocations and plan changes, by this process (delivered inside publish) or another (NATS).
+  ctx.bus.subscribe('token.revoked', ({ tokenId }) => tokens.forget(tokenId));
+  ctx.bus.subscribe('org.changed', ({ orgId }) => tokens.forgetOrg(orgId));
+  const rateLimiter = options.rateLimiter ?? new LocalRateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
   await app.register(authPlugin, { tokens, rateLimiter });
 
-  registerHealthRoutes(app, ctx, options.readiness ?? []);
+  registerHealthRoutes(app, {
+    required: { metadata: () => ctx.metadata.ping(), ...options.readiness },
+    // Without them the process degrades (per-process limits, tail by polling), still serving.
+    optional: { redis: () => rateLimiter.probe(), nats: async () => ctx.bus.state() },
+  });
 
   await app.register(
     async (v1: Api) => {

@@ -2,6 +2,12 @@ import type { RouteRegistrar } from './build-api.js';
 import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
 
 /**
+ * Reachability checks of the stores a capability needs, by the name /readyz shows them under
+ * (`events`, `blobs`): each rejects while its store cannot serve, and /readyz then answers 503.
+ */
+export type Readiness = Readonly<Record<string, () => Promise<void>>>;
+
+/**
  * What a capability's `open(ctx, …its dependencies)` returns. server.ts opens each in order,
  * hands the parts to the two listeners and runs the lifecycle below; opsctl opens only what a
  * command needs. A capability has the parts it has.
@@ -16,8 +22,8 @@ export interface Capability {
   readonly routes?: RouteRegistrar;
   /** Its public routes on the delivery listener. */
   readonly delivery?: DeliveryRegistrar;
-  /** Rejects while it cannot serve: /readyz answers 503. */
-  readonly readiness?: () => Promise<void>;
+  /** Its stores' checks, by name: one that rejects makes /readyz answer 503. */
+  readonly readiness?: Readiness;
   /** Starts its background jobs, once both listeners are bound. */
   readonly start?: () => void;
   /** Stops its background jobs and ends its long-lived responses (live tail), before the listeners close. */

@@ -10,6 +10,9 @@ import { OrgService } from '../orgs/org-service.js';
 import { MembersService } from '../members/members-service.js';
 import { TokenService } from '../tokens/token-service.js';
 import { preparePrivateDataDir } from '../shared/private-data-dir.js';
+import { openBus, type Bus } from '../cluster/bus.js';
+import type { Logger } from './logger.js';
+import { cliLogger } from '../cli/cli-logger.js';
 
 /**
  * Everything the server and opsctl share: the foundation's stores and services, built once
@@ -27,16 +30,50 @@ export interface AppContext {
   orgs: OrgService;
   members: MembersService;
   tokens: TokenService;
-  /** Releases the metadata store; the last thing a process does, after its capabilities closed. */
+  /**
+   * Messages between the installation's processes (src/cluster): NATS with OPS_NATS_URL, this
+   * process only without. Token revocations and plan changes are published on it once
+   * committed, by the API and opsctl alike; the server also sends live tail's wake-ups.
+   */
+  bus: Bus;
+  /** Releases the bus and the metadata store; the last thing a process does, after its capabilities closed. */
   close(): Promise<void>;
 }
 
-export async function createContext(config: Config, clock: Clock): Promise<AppContext> {
+export interface ContextOptions {
+  /** Where the bus logs its outages (default: opsctl's logger, on stderr). */
+  log?: Logger;
+}
+
+/**
+ * Organisations, with each plan change announced once committed: every process's token cache
+ * drops the organisation's tokens, whose AuthContext carries the plan.
+ */
+class AnnouncingOrgService extends OrgService {
+  constructor(
+    db: ConstructorParameters<typeof OrgService>[0],
+    plans: PlanCatalogue,
+    clock: Clock,
+    private readonly bus: Bus,
+  ) {
+    super(db, plans, clock);
+  }
+
+  override async setPlan(orgId: string, plan: string): Promise<void> {
+    await super.setPlan(orgId, plan);
+    this.bus.publish('org.changed', { orgId });
+    await this.bus.flush();
+  }
+}
+
+export async function createContext(config: Config, clock: Clock, options: ContextOptions = {}): Promise<AppContext> {
   const plans = PlanCatalogue.load(config.plansFile);
   preparePrivateDataDir(config.dataDir);
   const metadata = await openMetadataStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cursors = new CursorCodec(loadSecretKey(config.secretKey, config.dataDir));
   const { db } = metadata;
+  // Connects on first use: an opsctl command that publishes nothing never dials NATS.
+  const bus = await openBus(config.natsUrl, options.log ?? (config.natsUrl ? cliLogger(config) : undefined));
   return {
     config,
     clock,
@@ -45,9 +82,13 @@ export async function createContext(config: Config, clock: Clock): Promise<AppCo
     quotas: new QuotaService(db, plans, clock),
     paginator: new Paginator(cursors),
     cursors,
-    orgs: new OrgService(db, plans, clock),
+    orgs: new AnnouncingOrgService(db, plans, clock, bus),
     members: new MembersService(metadata, clock),
-    tokens: new TokenService(db, clock),
-    close: () => metadata.close(),
+    tokens: new TokenService(db, clock, bus),
+    bus,
+    close: async () => {
+      await bus.close();
+      await metadata.close();
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { AppError, forbidden } from '../errors/app-error.js';
 import type { AuthContext } from './auth-context.js';
 import type { TokenLookup } from './token-lookup.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateDecision, RateLimiter } from './rate-limiter.js';
 import type { Scope } from './scopes.js';
 import { ownOnRequest } from '../http/route-hooks.js';
 
@@ -20,10 +20,9 @@ export interface AuthPluginOptions {
  */
 export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, { tokens, rateLimiter }) => {
-    /** Rate limit, then scope; the request's AuthContext once both pass. */
-    const admit = (scope: Scope, request: FastifyRequest, reply: FastifyReply, auth: AuthContext): void => {
-      const limit = rateLimiter.take(auth.tokenId);
-      reply.header('RateLimit-Limit', rateLimiter.burst);
+    /** Scope, once the rate limit admitted the request; the request's AuthContext once both pass. */
+    const admit = (scope: Scope, request: FastifyRequest, reply: FastifyReply, auth: AuthContext, limit: RateDecision): void => {
+      reply.header('RateLimit-Limit', rateLimiter.limit);
       reply.header('RateLimit-Remaining', limit.remaining);
       reply.header('RateLimit-Reset', limit.resetSeconds);
       if (!limit.allowed) {
@@ -40,18 +39,31 @@ export const authPlugin = fp<AuthPluginOptions>(
       request.auth = auth;
     };
 
-    // A callback hook: a cached token (nearly every request) is admitted without a promise.
+    // A callback hook: a cached token under the in-process limiter (nearly every request
+    // without Redis) is admitted without a promise. The shared limiter answers with one that
+    // settles within its bound and never rejects.
     const authenticate = (scope: Scope): onRequestHookHandler =>
       function authenticate(request, reply, done) {
-        const pass = (auth: AuthContext): void => {
+        const decide = (auth: AuthContext, limit: RateDecision): void => {
           try {
-            admit(scope, request, reply, auth);
+            admit(scope, request, reply, auth, limit);
           } catch (error) {
             done(error as Error);
             return;
           }
           // Outside the try: what runs after the hook must not report its errors through it.
           done();
+        };
+        const pass = (auth: AuthContext): void => {
+          let limit: RateDecision | Promise<RateDecision>;
+          try {
+            limit = rateLimiter.take(auth.tokenId);
+          } catch (error) {
+            done(error as Error);
+            return;
+          }
+          if (limit instanceof Promise) limit.then((decided) => decide(auth, decided), done);
+          else decide(auth, limit);
         };
         let found: AuthContext | Promise<AuthContext>;
         try {

@@ -1,8 +1,44 @@
+import type { Logger } from '../app/logger.js';
+
+/** What one request's admission reports: the RateLimit-* headers, and Retry-After when refused. */
+export interface RateDecision {
+  allowed: boolean;
+  remaining: number;
+  /** RateLimit-Reset, and Retry-After when refused (then at least 1). */
+  resetSeconds: number;
+}
+
+/** The shared store's state for /readyz: 'off' when the limit is per process by configuration. */
+export type LimiterState = 'up' | 'down' | 'off';
+
 /**
- * Token bucket per API token, in this process: `perSecond` refill, `burst` capacity.
- * Several API hosts each enforce their own share; good enough until a shared store is needed.
+ * The per-token rate limit (OPS_RATE_LIMIT_PER_SECOND, OPS_RATE_LIMIT_BURST). Two
+ * implementations: LocalRateLimiter below (each process counts on its own) and
+ * RedisRateLimiter (redis-rate-limiter.ts: one count for the token across every process and
+ * host; docs/cross-process.md gives its exact semantics).
  */
-export class RateLimiter {
+export interface RateLimiter {
+  readonly perSecond: number;
+  readonly burst: number;
+  /** What RateLimit-Limit reports: the most requests admitted at once. */
+  readonly limit: number;
+  /**
+   * Takes one request of the token's allowance. Synchronous in process (no promise per
+   * request); a promise when a shared store is asked, which settles within a bound and never
+   * rejects (the store unreachable or slow: the in-process limiter answers instead).
+   */
+  take(key: string): RateDecision | Promise<RateDecision>;
+  /** For /readyz: asks the shared store now (bounded); 'off' without one. */
+  probe(): Promise<LimiterState>;
+  close(): Promise<void>;
+}
+
+/**
+ * Token bucket per API token, in this process: `perSecond` refill, `burst` capacity. The limit
+ * when OPS_REDIS_URL is unset, and the fallback of RedisRateLimiter while Redis is unreachable
+ * (then each process admits its own full allowance).
+ */
+export class LocalRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
@@ -11,8 +47,11 @@ export class RateLimiter {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Takes one request from the bucket; returns what the RateLimit-* headers report. */
-  take(key: string): { allowed: boolean; remaining: number; resetSeconds: number } {
+  get limit(): number {
+    return this.burst;
+  }
+
+  take(key: string): RateDecision {
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
@@ -29,10 +68,32 @@ export class RateLimiter {
     };
   }
 
+  probe = async (): Promise<LimiterState> => 'off';
+
+  close = async (): Promise<void> => {};
+
   /** Buckets that have refilled completely carry no information; drop them. */
   private evictFull(now: number): void {
     for (const [key, bucket] of this.buckets) {
       if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
     }
   }
+}
+
+/**
+ * The limiter the configuration asks for: shared through Redis when OPS_REDIS_URL is set (its
+ * client loaded only then), otherwise in process. Waits up to `readyMs` for Redis so the first
+ * requests already count in the shared store; an unreachable Redis delays nothing (refused at
+ * once) and the in-process limiter answers until it is back.
+ */
+export async function openRateLimiter(
+  config: { redisUrl: string | undefined; rateLimitPerSecond: number; rateLimitBurst: number },
+  log: Logger,
+  readyMs = 2_000,
+): Promise<RateLimiter> {
+  if (!config.redisUrl) return new LocalRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+  const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
+  const limiter = new RedisRateLimiter({ url: config.redisUrl, perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, log });
+  await limiter.ready(readyMs);
+  return limiter;
 }

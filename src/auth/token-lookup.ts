@@ -46,13 +46,18 @@ const toAuthContext = (row: TokenRow): AuthContext => ({
  * metadata change stamp (MetadataStore.changeStamp: one pread of the wal-index header, the
  * check ReadMostlyCache makes) is the one it was read under: a revocation or plan change by any
  * process, opsctl included, is seen by the next request, which reads the row again (one indexed
- * lookup). On PostgreSQL, where other hosts write unseen, `cacheMs` alone bounds how stale it is.
+ * lookup). On PostgreSQL, where other hosts write unseen, the bus (OPS_NATS_URL: token.revoked,
+ * org.changed, published after the change commits; build-api.ts subscribes) drops a changed
+ * token from every process's cache; while the bus is down or off, `cacheMs` alone bounds how
+ * stale it is.
  */
 export class TokenLookup {
   private readonly lastUsedWritten = new Map<string, number>();
   /** hash → row, for `cacheMs`; the row's expiry is still checked on every request. */
   private readonly cache = new Map<string, Cached>();
   private readonly hashById = new Map<string, string>();
+  /** Moves on every invalidation (forget, forgetOrg): a read in flight across one is not cached. */
+  private invalidations = 0;
   /** Compiled once: building the query cost more than running it, on every request. */
   private readonly lookup: ReturnType<TokenLookup['compileLookup']>;
 
@@ -66,9 +71,9 @@ export class TokenLookup {
     private readonly onBackgroundError: (error: unknown) => void,
     /**
      * How long a looked-up token is trusted at most without asking the database again.
-     * Revocation through this process's API drops it at once (`forget`); on SQLite so does any
-     * write by another process (the change stamp); on PostgreSQL a revocation by another process
-     * (opsctl, another API host) takes effect within this time.
+     * A revocation or plan change announced on the bus drops it at once (`forget`, `forgetOrg`);
+     * on SQLite so does any write by another process (the change stamp); otherwise (PostgreSQL
+     * with the bus down or off) a change by another process takes effect within this time.
      */
     private readonly cacheMs = 1_000,
   ) {
@@ -111,11 +116,14 @@ export class TokenLookup {
     // Taken before the read: a write that lands while the read waits leaves the entry under an
     // older stamp, so the next request reads again rather than trusting what may predate it.
     const stamp = this.changeStamp?.() ?? 0;
+    // Likewise for invalidations from the bus: one that arrives while the read is in flight
+    // may be about this row as it was read, so the row is used for this request only.
+    const invalidations = this.invalidations;
     const row: TokenRow | undefined = (await this.db.executeQuery(this.lookup({ hash }))).rows[0];
     if (!row) return undefined;
     const found: Cached = { row, auth: toAuthContext(row), until: performance.now() + this.cacheMs, stamp };
     // Unknown tokens are not cached: a token created a moment ago elsewhere must work at once.
-    if (this.cacheMs > 0) {
+    if (this.cacheMs > 0 && invalidations === this.invalidations) {
       if (this.cache.size >= maxCached) this.cache.clear();
       this.cache.set(hash, found);
       this.hashById.set(row.id, hash);
@@ -156,11 +164,22 @@ export class TokenLookup {
       .catch(this.onBackgroundError);
   }
 
-  /** Forgets what is cached of a token (revoked through this process). */
+  /** Forgets what is cached of a token (revoked, by this process or another: the bus's token.revoked). */
   forget(tokenId: string): void {
+    this.invalidations++;
     this.lastUsedWritten.delete(tokenId);
     const hash = this.hashById.get(tokenId);
     if (hash) this.cache.delete(hash);
     this.hashById.delete(tokenId);
+  }
+
+  /** Forgets every cached token of an organisation (its plan changed: the bus's org.changed). */
+  forgetOrg(orgId: string): void {
+    this.invalidations++;
+    for (const [hash, cached] of this.cache) {
+      if (cached.row.org_id !== orgId) continue;
+      this.cache.delete(hash);
+      this.hashById.delete(cached.row.id);
+    }
   }
 }

@@ -26,7 +26,7 @@ export async function openEvents(ctx: AppContext, log: Logger, options: EventsRu
     ...runtime,
     name: 'events',
     routes: (v1) => registerDatasetRoutes(v1, ctx, runtime),
-    readiness: () => runtime.store.ping(),
+    readiness: { events: () => runtime.store.ping() },
     start: () => {
       // Retention runs where the events live: an API process on an events node leaves it to the node.
       if (!runtime.owner) return;

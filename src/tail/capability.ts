@@ -8,8 +8,8 @@ import { registerTailRoute } from './routes/tail.js';
 
 export interface TailCapability extends Capability {
   hub: TailHub;
-  /** Reads the tenant's new events now rather than at the next poll (called after each ingest). */
-  wake(tenant: Tenant): void;
+  /** Reads the tenant's new events (up to `lastSeq`) now rather than at the next poll: each ingest's wake-up, from any process. */
+  wake(tenant: Tenant, lastSeq?: number): void;
 }
 
 /** Live tail: POST /v1/query/tail over Server-Sent Events, fed from the events capability's store. */
@@ -26,7 +26,7 @@ export function openTail(ctx: AppContext, events: EventsRuntime, log: Logger): T
   return {
     name: 'tail',
     hub,
-    wake: (tenant) => hub.wake(tenant),
+    wake: (tenant, lastSeq) => hub.wake(tenant, lastSeq),
     routes: (v1) => registerTailRoute(v1, ctx, events, hub),
     // Nothing runs in the background; open streams end here, or the listeners could not close.
     stop: () => hub.close(),

@@ -10,9 +10,10 @@ import { TailSession, type FeedBatch } from './session.js';
 /**
  * Live tail's fan-out. Each tenant with open sessions has one feed: one read of the store per
  * wake-up (`seq > cursor`, at most `batchSize` events, oldest first) whose batch every session
- * of the tenant filters in memory with its compiled SOQL predicate. An ingest in this process
- * wakes the feed at once; a timer every `pollMs` is the fallback that also picks up events
- * another API process wrote (the store, not the hint, is the source of truth).
+ * of the tenant filters in memory with its compiled SOQL predicate. An ingest in this process,
+ * or in another one (its wake-up arrives over the bus, src/cluster), wakes the feed at once; a
+ * timer every `pollMs` is the fallback that picks up whatever a lost wake-up announced (the
+ * store, not the hint, is the source of truth).
  *
  * A new or resumed session first catches up with its own reads until it reaches the feed's
  * cursor, then joins the feed; each session skips events at or before its own cursor, so the
@@ -167,9 +168,15 @@ export class TailHub {
     return session;
   }
 
-  /** The ingest hint: the tenant has new events. */
-  wake(tenant: Tenant): void {
-    this.feeds.get(tenantKey(tenant))?.wake();
+  /**
+   * The ingest hint: the tenant has new events, up to `lastSeq` when known. From this process
+   * or, through the bus, another: a feed already past `lastSeq` has read them and skips the
+   * read. Only a hint either way: the feed reads from its own cursor, and polls every `pollMs`.
+   */
+  wake(tenant: Tenant, lastSeq?: number): void {
+    const feed = this.feeds.get(tenantKey(tenant));
+    if (!feed || (lastSeq !== undefined && feed.cursor >= lastSeq)) return;
+    feed.wake();
   }
 
   /** Reads the batch's active dataset names once and serialises each event at most once. */

@@ -9,6 +9,7 @@ import { keysetBefore } from '../pagination/keyset.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { generateToken, hashToken, looksLikeToken } from './token-secret.js';
+import type { Bus } from '../cluster/bus.js';
 
 /** A token as listed: never the secret, never its hash. */
 export interface TokenInfo {
@@ -65,17 +66,12 @@ const toInfo = (row: {
 }): TokenInfo => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) });
 
 export class TokenService {
-  private readonly revokedListeners: Array<(tokenId: string) => void> = [];
-
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** Told of every revocation once it committed: every process's token cache drops the token. */
+    private readonly bus: Pick<Bus, 'publish' | 'flush'>,
   ) {}
-
-  /** Called with the id of every token this process revokes (auth caches drop it). */
-  onRevoked(listener: (tokenId: string) => void): void {
-    this.revokedListeners.push(listener);
-  }
 
   /** Creates a token; the returned secret is shown once and never stored. */
   async create(input: NewToken): Promise<TokenInfo & { token: string }> {
@@ -200,7 +196,7 @@ export class TokenService {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
-    for (const listener of this.revokedListeners) listener(id);
+    await this.revoked(id);
   }
 
   /** Administrative revocation (opsctl), across tenants. */
@@ -212,6 +208,16 @@ export class TokenService {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist or is already revoked`);
-    for (const listener of this.revokedListeners) listener(id);
+    await this.revoked(id);
+  }
+
+  /**
+   * After the revocation committed: this process's caches drop the token at once (the bus
+   * delivers locally inside publish), and the answer waits until NATS has the message (bounded),
+   * so a request another host receives after the answer is refused.
+   */
+  private async revoked(id: string): Promise<void> {
+    this.bus.publish('token.revoked', { tokenId: id });
+    await this.bus.flush();
   }
 }

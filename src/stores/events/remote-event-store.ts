@@ -53,6 +53,8 @@ export function toWireError(error: unknown): { status: number; body: { error: Wi
 
 function fromWireError(status: number, body: unknown, origin: string): Error {
   const wire = (body as { error?: WireError } | undefined)?.error;
+  // Refused for the key: a configuration error of the installation, reported as the store being unreachable.
+  if (status === 401) return new EventStoreUnavailableError(`the events node at ${origin} refused this process: ${wire?.message ?? 'wrong key'}`);
   switch (wire?.kind) {
     case 'behind':
       return new EventStoreBehindError(wire.message, wire.waitedMs ?? 0);

@@ -1,0 +1,137 @@
+import type { Tenant } from '../tenancy/tenant.js';
+import type { Logger } from '../app/logger.js';
+
+/**
+ * What API processes tell each other (docs/cross-process.md). Every message is a hint about
+ * state that lives in a store: losing one costs latency or a bounded staleness, never data.
+ */
+export interface BusMessages {
+  /** The tenant's events up to `lastSeq` are durable: live tail reads now rather than at its next poll. */
+  'tail.wake': { tenant: Tenant; lastSeq: number };
+  /** The token no longer authenticates: token caches drop it. */
+  'token.revoked': { tokenId: string };
+  /**
+   * Something a cache holds about the organisation changed (its plan, which every cached
+   * AuthContext of its tokens carries): those caches drop what they hold of it.
+   */
+  'org.changed': { orgId: string };
+}
+
+export type Topic = keyof BusMessages;
+
+/** 'off': no OPS_NATS_URL (one process; messages reach only it). 'down': configured but not connected. */
+export type BusState = 'up' | 'down' | 'off';
+
+/**
+ * Messages between the API processes of one installation. A message published here reaches
+ * every subscriber once: this process's synchronously, inside `publish`, and other processes'
+ * through NATS. So the same subscription serves local and remote changes, and a process down
+ * to itself (NATS unset or unreachable) still hears its own.
+ */
+export interface Bus {
+  /** Fire and forget: never waits, never throws. Lost for other processes while the bus is down. */
+  publish<T extends Topic>(topic: T, message: BusMessages[T]): void;
+  /**
+   * Resolves once what was published so far has reached the NATS server (which then routes it
+   * to the other processes), or at once while the bus is down or off; bounded in time, never
+   * rejects. What answers "revoked" awaits it, so another host refuses the token at once.
+   */
+  flush(): Promise<void>;
+  subscribe<T extends Topic>(topic: T, handler: (message: BusMessages[T]) => void): void;
+  state(): BusState;
+  /**
+   * Starts connecting if it has not, and resolves once connected or after `ms`, whichever comes
+   * first (the server starts either way; it waits so its first requests already reach the others).
+   */
+  ready(ms: number): Promise<void>;
+  /** Flushes what is pending (bounded) and disconnects; publishing afterwards only reaches this process. */
+  close(): Promise<void>;
+}
+
+/** The subscribers of one process, by topic. */
+export class Subscribers {
+  private readonly handlers = new Map<Topic, Array<(message: never) => void>>();
+
+  constructor(private readonly onError: (error: unknown, topic: Topic) => void) {}
+
+  add<T extends Topic>(topic: T, handler: (message: BusMessages[T]) => void): void {
+    const list = this.handlers.get(topic) ?? [];
+    list.push(handler as (message: never) => void);
+    this.handlers.set(topic, list);
+  }
+
+  /** Calls each handler of the topic; one that throws does not stop the others. */
+  deliver<T extends Topic>(topic: T, message: BusMessages[T]): void {
+    for (const handler of this.handlers.get(topic) ?? []) {
+      try {
+        (handler as (message: BusMessages[T]) => void)(message);
+      } catch (error) {
+        this.onError(error, topic);
+      }
+    }
+  }
+}
+
+/** OPS_NATS_URL unset: one process, whose messages reach only its own subscribers. */
+export class LocalBus implements Bus {
+  private readonly subscribers: Subscribers;
+
+  constructor(onError: (error: unknown, topic: Topic) => void = () => {}) {
+    this.subscribers = new Subscribers(onError);
+  }
+
+  publish<T extends Topic>(topic: T, message: BusMessages[T]): void {
+    this.subscribers.deliver(topic, message);
+  }
+
+  flush = async (): Promise<void> => {};
+
+  subscribe<T extends Topic>(topic: T, handler: (message: BusMessages[T]) => void): void {
+    this.subscribers.add(topic, handler);
+  }
+
+  state = (): BusState => 'off';
+
+  ready = async (): Promise<void> => {};
+
+  close = async (): Promise<void> => {};
+}
+
+/**
+ * A message as it arrived from another process, checked field by field: anyone who can publish
+ * on the NATS subjects can send bytes, and a malformed message must be dropped, not delivered.
+ */
+export function parseMessage<T extends Topic>(topic: T, data: unknown): BusMessages[T] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const record = data as Record<string, unknown>;
+  const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 200;
+  switch (topic) {
+    case 'tail.wake': {
+      const tenant = record.tenant as Record<string, unknown> | null | undefined;
+      if (typeof tenant !== 'object' || tenant === null) return undefined;
+      if (!isId(tenant.orgId) || !isId(tenant.projectId) || (tenant.mode !== 'live' && tenant.mode !== 'test')) return undefined;
+      if (typeof record.lastSeq !== 'number' || !Number.isFinite(record.lastSeq)) return undefined;
+      const message: BusMessages['tail.wake'] = { tenant: { orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode }, lastSeq: record.lastSeq };
+      return message as BusMessages[T];
+    }
+    case 'token.revoked':
+      return isId(record.tokenId) ? ({ tokenId: record.tokenId } satisfies BusMessages['token.revoked'] as BusMessages[T]) : undefined;
+    case 'org.changed':
+      return isId(record.orgId) ? ({ orgId: record.orgId } satisfies BusMessages['org.changed'] as BusMessages[T]) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export const topics: readonly Topic[] = ['tail.wake', 'token.revoked', 'org.changed'];
+
+/**
+ * The bus the configuration asks for: NATS when OPS_NATS_URL is set (the client loaded only
+ * then), otherwise this process only. Connects on first use, never blocking (nats-bus.ts).
+ */
+export async function openBus(natsUrl: string | undefined, log: Logger | undefined): Promise<Bus> {
+  if (!natsUrl) return new LocalBus((error, topic) => log?.warn({ err: error }, `bus: a ${topic} subscriber failed`));
+  if (!log) throw new Error('openBus: a NATS bus needs a logger');
+  const { NatsBus } = await import('./nats-bus.js');
+  return new NatsBus({ url: natsUrl, log });
+}
