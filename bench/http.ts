@@ -1,29 +1,48 @@
 // npm run bench:http — throughput and latency of an authenticated GET /v1/orgs/{id}/members
 // against a bare Fastify route, each as its own process on this machine, in the same run; and a
 // third peer, the bare route plus the least the contract asks of a request (bench/bare-server.ts),
-// to show how much of the gap any implementation of the contract would have.
+// to show how much of the gap any implementation of the contract would have. Then the same GET
+// served by `opsctl serve --workers 2` (two API processes sharing the port, the events node in the
+// primary), and that again with the rate limit shared through Redis (OPS_REDIS_URL), when Redis
+// answers on 127.0.0.1:6379 (BENCH_REDIS=0 leaves that row out).
+//
+// BENCH_CLIENT_WORKERS=N runs autocannon in N worker threads of this process instead of its main
+// thread (the load generator shares the machine's cores with the servers: see the note printed).
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { fmt, freePort, median, spawnServer, tempDir } from './support.js';
+import { cpuSince, fmt, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tcpReachable, tempDir, type Started } from './support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = 32;
+const clientWorkers = Number(process.env.BENCH_CLIENT_WORKERS ?? 0);
+const workers = 2;
 
 interface Figures {
   rps: number;
   p50: number;
   p99: number;
-  /** server CPU (user + system, all threads) per request, in µs */
+  /** server CPU (user + system, all threads, every process of the server) per request, in µs */
   cpu: number;
   /** the load generator's CPU per request (this process: autocannon runs in it), in µs */
   clientCpu: number;
+  /** the load generator's CPU over the run, in cores (1 = one core busy the whole time) */
+  clientCores: number;
+  /** each server process's CPU over the run, in cores, busiest first */
+  processCores: number[];
+  /** the whole machine's busy CPU over the run (every process, this one included), in cores; and the time the host stole */
+  machineCores: number;
+  stealCores: number;
+  /** Redis's CPU per request in µs and commands per request (rows with OPS_REDIS_URL) */
+  redis?: { cpu: number; commands: number };
 }
 
 /** CPU time a process has used so far, in µs (Linux /proc; NaN elsewhere). */
@@ -36,60 +55,130 @@ function cpuMicros(pid: number): number {
   }
 }
 
-async function load(url: string, headers: Record<string, string>, pid: number, duration = seconds): Promise<Figures> {
-  const before = cpuMicros(pid);
+/** The machine's busy and stolen CPU time so far, in µs (/proc/stat's first line, in ticks of 10 ms). */
+function machineCpu(): { busy: number; steal: number } {
+  const [user, nice, system, , , irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: (user! + nice! + system! + irq! + softirq!) * 1e4, steal: steal! * 1e4 };
+}
+
+/** Redis's own account: CPU seconds and commands processed so far. */
+async function redisStats(redis: Redis): Promise<{ cpuUs: number; commands: number }> {
+  const info = await redis.info();
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return { cpuUs: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6, commands: field('total_commands_processed') };
+}
+
+/** What a row's server costs: its processes' CPU by pid (one process, or a process group). */
+type CpuReading = () => Map<number, number>;
+
+async function load(url: string, headers: Record<string, string>, cpuOf: CpuReading, redis?: Redis, duration = seconds): Promise<Figures> {
+  const before = cpuOf();
+  const redisBefore = redis ? await redisStats(redis) : undefined;
   const clientBefore = process.cpuUsage();
-  const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  const machineBefore = machineCpu();
+  const startedAt = performance.now();
+  const result = await autocannon({ url, headers, connections, duration, pipelining: 1, ...(clientWorkers > 0 ? { workers: clientWorkers } : {}) });
+  const wallUs = (performance.now() - startedAt) * 1000;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   const client = process.cpuUsage(clientBefore);
+  const machine = machineCpu();
+  const used = cpuSince(before, cpuOf());
+  const redisAfter = redis ? await redisStats(redis) : undefined;
+  const total = result.requests.total;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpu: (cpuMicros(pid) - before) / result.requests.total,
-    clientCpu: (client.user + client.system) / result.requests.total,
+    cpu: [...used.values()].reduce((a, b) => a + b, 0) / total,
+    clientCpu: (client.user + client.system) / total,
+    clientCores: (client.user + client.system) / wallUs,
+    processCores: [...used.values()].map((us) => us / wallUs).sort((a, b) => b - a),
+    machineCores: (machine.busy - machineBefore.busy) / wallUs,
+    stealCores: (machine.steal - machineBefore.steal) / wallUs,
+    redis: redisBefore && redisAfter ? { cpu: (redisAfter.cpuUs - redisBefore.cpuUs) / total, commands: (redisAfter.commands - redisBefore.commands) / total } : undefined,
   };
 }
 
+// Every process of the installation shares one secret key (a worker's cursor verifies on another).
+const secret = crypto.randomBytes(32).toString('base64');
 const dataDir = tempDir('bench-http-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir, OPS_SECRET_KEY: secret }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'pro', ownerEmail: 'bench@example.com' });
 for (let i = 0; i < 20; i++) await ctx.orgs.addMember({ orgId: org.org_id, email: `m${i}@example.com`, role: 'Developer' });
 const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
 await ctx.close();
+// The servers with workers each get a copy: their events node owns the events of its data dir,
+// as the single process owns those of the first.
+const copies = [tempDir('bench-http-workers-'), tempDir('bench-http-redis-')];
+for (const copy of copies) fs.cpSync(dataDir, copy, { recursive: true });
+
+const useRedis = process.env.BENCH_REDIS !== '0' && (await tcpReachable('127.0.0.1', 6379));
+// A key prefix of this run's own: the counters of other runs and tests on this Redis are not ours.
+const redisUrl = `redis://127.0.0.1:6379/?keyPrefix=bench-http-${crypto.randomBytes(4).toString('hex')}:`;
+const redis = useRedis ? new Redis('redis://127.0.0.1:6379', { lazyConnect: true }) : undefined;
+await redis?.connect();
 
 const barePort = await freePort();
-const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' });
+const bare = killOnExit(spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' }));
 const floorPort = await freePort();
 const floorDir = tempDir('bench-http-floor-');
-const floor = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(floorPort), 'contract', floorDir], { stdio: 'inherit' });
-const ours = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
-await new Promise((r) => setTimeout(r, 1000));
-
-const oursUrl = `${ours.apiUrl}/v1/orgs/${org.org_id}/members?limit=1`;
-const bareUrl = `http://127.0.0.1:${barePort}/bare`;
-const floorUrl = `http://127.0.0.1:${floorPort}/v1/orgs/${org.org_id}/members?limit=1`;
+const floor = killOnExit(spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(floorPort), 'contract', floorDir], { stdio: 'inherit' }));
+const serverEnv = { OPS_SECRET_KEY: secret, OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' };
+async function server(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ started: Started; url: string }> {
+  const port = await freePort();
+  const started = await startOpsctl({
+    args,
+    env: { ...serverEnv, OPS_DATA_DIR: dir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), ...env },
+    ready: `http://127.0.0.1:${port}/healthz`,
+  });
+  return { started, url: `http://127.0.0.1:${port}/v1/orgs/${org.org_id}/members?limit=1` };
+}
+const servers: Started[] = [];
 const auth = { authorization: `Bearer ${token}` };
-const oursRuns: Figures[] = [];
-const bareRuns: Figures[] = [];
-const floorRuns: Figures[] = [];
+interface Row {
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  cpu: CpuReading;
+  redis?: Redis;
+  runs: Figures[];
+}
+const rows: Row[] = [];
 try {
-  // Warm all three (JIT, SQLite page cache) before measuring; a failing server stops the bench here.
-  await load(oursUrl, auth, ours.child.pid!, 2);
-  await load(bareUrl, {}, bare.pid!, 2);
-  await load(floorUrl, auth, floor.pid!, 2);
+  const ours = await server(dataDir, ['serve']);
+  servers.push(ours.started);
+  const withWorkers = await server(copies[0]!, ['serve', '--workers', String(workers)]);
+  servers.push(withWorkers.started);
+  const withRedis = useRedis ? await server(copies[1]!, ['serve', '--workers', String(workers)], { OPS_REDIS_URL: redisUrl }) : undefined;
+  if (withRedis) servers.push(withRedis.started);
+  await new Promise((r) => setTimeout(r, 1000));
+
+  const onePid = (pid: number) => () => new Map([[pid, cpuMicros(pid)]]);
+  rows.push({ label: 'bare', url: `http://127.0.0.1:${barePort}/bare`, headers: {}, cpu: onePid(bare.pid!), runs: [] });
+  rows.push({ label: 'floor', url: `http://127.0.0.1:${floorPort}/v1/orgs/${org.org_id}/members?limit=1`, headers: auth, cpu: onePid(floor.pid!), runs: [] });
+  rows.push({ label: 'ours', url: ours.url, headers: auth, cpu: () => groupCpuMicros(ours.started.pgid), runs: [] });
+  rows.push({ label: 'workers', url: withWorkers.url, headers: auth, cpu: () => groupCpuMicros(withWorkers.started.pgid), runs: [] });
+  if (withRedis) rows.push({ label: 'redis', url: withRedis.url, headers: auth, cpu: () => groupCpuMicros(withRedis.started.pgid), redis, runs: [] });
+
+  // Warm every server (JIT, SQLite page cache) before measuring; a failing server stops the bench
+  // here. Node's cluster hands each new connection to the workers in turn: both must be serving.
+  for (const row of rows) {
+    const warm = await load(row.url, row.headers, row.cpu, row.redis, 2);
+    if (row.label === 'workers' || row.label === 'redis') {
+      const busy = warm.processCores.filter((cores) => cores > 0.05).length;
+      if (busy < workers) throw new Error(`${row.label}: only ${busy} of the ${workers} workers served the warm-up (${warm.processCores.map((c) => fmt(c, 2)).join(' + ')} cores)`);
+    }
+  }
   for (let i = 0; i < rounds; i++) {
     // Alternate so drift in machine load hits all alike.
-    bareRuns.push(await load(bareUrl, {}, bare.pid!));
-    floorRuns.push(await load(floorUrl, auth, floor.pid!));
-    oursRuns.push(await load(oursUrl, auth, ours.child.pid!));
+    for (const row of rows) row.runs.push(await load(row.url, row.headers, row.cpu, row.redis));
   }
 } finally {
-  await ours.stop();
+  await Promise.all(servers.map((s) => s.stop()));
   bare.kill('SIGTERM');
   floor.kill('SIGTERM');
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  fs.rmSync(floorDir, { recursive: true, force: true });
+  redis?.disconnect();
+  for (const dir of [dataDir, floorDir, ...copies]) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 const summary = (runs: Figures[]) => ({
@@ -98,26 +187,64 @@ const summary = (runs: Figures[]) => ({
   p99: median(runs.map((r) => r.p99)),
   cpu: median(runs.map((r) => r.cpu)),
   clientCpu: median(runs.map((r) => r.clientCpu)),
+  clientCores: median(runs.map((r) => r.clientCores)),
+  processCores: runs[0]!.processCores.map((_, i) => median(runs.map((r) => r.processCores[i] ?? 0))),
+  /** what else ran on the machine meanwhile: its busy CPU less this server's and the client's, in cores */
+  otherCores: median(runs.map((r) => r.machineCores - r.processCores.reduce((a, c) => a + c, 0) - r.clientCores)),
+  stealCores: median(runs.map((r) => r.stealCores)),
+  redisCpu: median(runs.map((r) => r.redis?.cpu ?? NaN)),
+  redisCommands: median(runs.map((r) => r.redis?.commands ?? NaN)),
 });
-const o = summary(oursRuns);
-const b = summary(bareRuns);
-const f = summary(floorRuns);
-console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, autocannon in the same process as this script, medians`);
+const byLabel = (label: string) => {
+  const row = rows.find((r) => r.label === label);
+  return row ? summary(row.runs) : undefined;
+};
+const b = byLabel('bare')!;
+const f = byLabel('floor')!;
+const o = byLabel('ours')!;
+const w = byLabel('workers')!;
+const r = byLabel('redis');
+const client = clientWorkers > 0 ? `autocannon in ${clientWorkers} worker threads of this script's process` : 'autocannon in the same process as this script';
+const line = (label: string, s: ReturnType<typeof summary>, note: string) =>
+  console.log(
+    `  ${label.padEnd(28)} ${fmt(s.rps).padStart(8)} req/s   p50 ${fmt(s.p50, 1)} ms   p99 ${fmt(s.p99, 1)} ms   server CPU ${fmt(s.cpu, 1)} µs/request` +
+      `   cores busy: server ${s.processCores.map((c) => fmt(c, 2)).join(' + ')}, client ${fmt(s.clientCores, 2)}, rest of the machine ${fmt(s.otherCores, 2)} (stolen ${fmt(s.stealCores, 2)})   ${note}`,
+  );
+console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, ${client}, medians`);
 console.log(`machine: ${os.cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
-console.log(`  bare Fastify route           ${fmt(b.rps).padStart(8)} req/s   p50 ${fmt(b.p50, 1)} ms   p99 ${fmt(b.p99, 1)} ms   server CPU ${fmt(b.cpu, 1)} µs/request`);
-console.log(`  bare + the contract's least  ${fmt(f.rps).padStart(8)} req/s   p50 ${fmt(f.p50, 1)} ms   p99 ${fmt(f.p99, 1)} ms   server CPU ${fmt(f.cpu, 1)} µs/request   (logger, schemas, token hash, 4 headers, change check)`);
-console.log(`  GET /v1/orgs/{id}/members    ${fmt(o.rps).padStart(8)} req/s   p50 ${fmt(o.p50, 1)} ms   p99 ${fmt(o.p99, 1)} ms   server CPU ${fmt(o.cpu, 1)} µs/request   (token lookup, scope, rate limit, SQLite query)`);
-console.log(`  ratio ours / bare            ${fmt((o.rps / b.rps) * 100, 1)}% of the throughput   (goal ≥ 70%)`);
-console.log(`  ratio floor / bare           ${fmt((f.rps / b.rps) * 100, 1)}%   (what the contract leaves any implementation here)`);
-console.log(`  ratio ours / floor           ${fmt((o.rps / f.rps) * 100, 1)}%`);
+line('bare Fastify route', b, '');
+line("bare + the contract's least", f, '(logger, schemas, token hash, 4 headers, change check)');
+line('GET members, one process', o, '(token lookup, scope, rate limit, SQLite query)');
+line(`GET members, --workers ${workers}`, w, '(primary with the events node + workers; per-process rate limit)');
+if (r) line(`  + OPS_REDIS_URL limiter`, r, `(Redis: ${fmt(r.redisCpu, 1)} µs CPU and ${fmt(r.redisCommands, 2)} commands per request)`);
+console.log(`  one process / bare           ${fmt((o.rps / b.rps) * 100, 1)}% of the throughput   (goal ≥ 70%; the single-process floor was ~55%)`);
+console.log(`  --workers ${workers} / bare           ${fmt((w.rps / b.rps) * 100, 1)}%   (goal ≥ 70%)`);
+if (r) console.log(`  --workers ${workers} + Redis / bare   ${fmt((r.rps / b.rps) * 100, 1)}%`);
+console.log(`  floor / bare                 ${fmt((f.rps / b.rps) * 100, 1)}%   (what the contract leaves a single-process implementation here)`);
+console.log(`  one process / floor          ${fmt((o.rps / f.rps) * 100, 1)}%`);
 // The client shares the machine's two cores and the host steals time: throughput swings between
 // runs; CPU per request is the steadier figure of what each server costs.
-console.log(`  CPU per request bare / ours  ${fmt((b.cpu / o.cpu) * 100, 1)}%`);
+console.log(`  CPU per request bare / ours  ${fmt((b.cpu / o.cpu) * 100, 1)}% (one process), ${fmt((b.cpu / w.cpu) * 100, 1)}% (--workers ${workers})`);
 // What serving from every core could reach at best: the server's CPU per request plus the
 // client's (it shares the cores), spread perfectly over all cores at no cost. The client is
 // counted at its cheapest, as it runs against the bare route (it costs more against a slower
 // server, which finds it asleep more often and must wake it).
 const cores = os.availableParallelism();
 const ceiling = (server: number) => (cores * 1e6) / (server + b.clientCpu);
-console.log(`  client (autocannon) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours`);
-console.log(`  ideal use of all ${cores} cores     ours ≤ ${fmt((ceiling(o.cpu) / b.rps) * 100, 1)}% of bare, floor ≤ ${fmt((ceiling(f.cpu) / b.rps) * 100, 1)}%   (${cores} cores / (server + client CPU per request))`);
+console.log(`  client (autocannon) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours, ${fmt(w.clientCpu, 1)} against --workers ${workers}`);
+console.log(
+  `  ideal use of all ${cores} cores     ours ≤ ${fmt((ceiling(o.cpu) / b.rps) * 100, 1)}% of bare, --workers ${workers} ≤ ${fmt((ceiling(w.cpu) / b.rps) * 100, 1)}%, floor ≤ ${fmt((ceiling(f.cpu) / b.rps) * 100, 1)}%` +
+    `   (${cores} cores / (server + client CPU per request))`,
+);
+// The load generator is not free: with --workers it is a third busy thread beside the two workers,
+// and whatever else runs on this machine takes its share too.
+const busyCores = (s: ReturnType<typeof summary>) => s.processCores.reduce((a, c) => a + c, 0) + s.clientCores + s.otherCores;
+console.log(
+  `  note: autocannon runs on the same ${cores} cores as the server under test, as does whatever else this machine runs; cores busy in all: ` +
+    `${fmt(busyCores(b), 2)} of ${cores} during the bare row, ${fmt(busyCores(w), 2)} during --workers ${workers}. ` +
+    (busyCores(w) > cores - 0.15
+      ? `The machine was saturated: --workers ${workers} could only gain CPU from the client and the rest of the machine, so its ratio to bare here says little ` +
+        `of a machine with a core to spare; "ideal use" above is the bound.`
+      : `${workers} workers and the client want ${workers + 1} cores where ${cores} exist: the --workers row is a lower bound of ${workers} workers on cores of their own.`) +
+    ` (BENCH_CLIENT_WORKERS=N moves autocannon into N threads: more client CPU per request on the same ${cores} cores.)`,
+);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../src/test-support/test-process.js';
@@ -47,3 +48,123 @@ export const median = (values: number[]) => {
 };
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** What a bench started and has not stopped yet: process groups (startOpsctl) and single processes (killOnExit). */
+const liveGroups = new Set<number>();
+const livePids = new Set<number>();
+let reaperInstalled = false;
+
+/** SIGKILLs every process group and process still running (a leader and its workers alike); synchronous, for 'exit'. */
+export function killStarted(): void {
+  for (const target of [...[...liveGroups].map((pgid) => -pgid), ...livePids]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  liveGroups.clear();
+  livePids.clear();
+}
+
+/** Kills `child` when the bench exits, however it exits, unless it has exited by then. */
+export function killOnExit(child: ChildProcess): ChildProcess {
+  installReaper();
+  const pid = child.pid!;
+  livePids.add(pid);
+  child.once('exit', () => livePids.delete(pid));
+  return child;
+}
+
+function installReaper() {
+  if (reaperInstalled) return;
+  reaperInstalled = true;
+  // 'exit' also runs after an uncaught error or a rejected top-level await; Ctrl-C and SIGTERM
+  // reach only this process (the servers have process groups of their own), so they exit through it.
+  process.on('exit', killStarted);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(130));
+}
+
+export interface Started {
+  child: ChildProcess;
+  /** The process group's id (the leader's pid): `opsctl serve --workers N`'s primary, its workers and nothing else. */
+  pgid: number;
+  /** SIGTERM to the leader, then (after `graceMs` or once it exits) SIGKILL to whatever of its group is left. */
+  stop: (graceMs?: number) => Promise<void>;
+}
+
+/**
+ * `opsctl ARGS` as its own process group, waiting until `ready` answers (`readyWhen: 'ok'`: a 2xx;
+ * 'any': any HTTP answer, for the events node). `build`: 'dist' runs the compiled build with the
+ * flags of `npm start` (as spawnServer), 'source' runs src/cli/main.ts through tsx (as bench:tail
+ * always has). Every process of the group is killed when the bench exits, however it exits.
+ */
+export async function startOpsctl(options: { args: string[]; env: Record<string, string>; ready: string; readyWhen?: 'ok' | 'any'; build?: 'dist' | 'source' }): Promise<Started> {
+  installReaper();
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
+  const child = spawn(process.execPath, [...entry, ...options.args], {
+    env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', ...options.env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const pgid = child.pid!;
+  liveGroups.add(pgid);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (graceMs = 15_000) => {
+    if (!liveGroups.has(pgid)) return;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs).unref())]);
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // the whole group has exited
+    }
+    liveGroups.delete(pgid);
+  };
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    const answered = await fetch(options.ready).then(
+      (r) => (options.readyWhen === 'any' || r.ok ? true : false),
+      () => false,
+    );
+    if (answered) return { child, pgid, stop };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop(0);
+  throw new Error(`opsctl ${options.args.join(' ')} did not answer ${options.ready}`);
+}
+
+/** CPU time (user + system, all threads) each live process of a process group has used so far, in µs, by pid (Linux /proc). */
+export function groupCpuMicros(pgid: number): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // After "pid (comm) ": state, ppid, pgrp, …; utime and stime are fields 14 and 15 of stat.
+      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      if (Number(fields[2]) !== pgid) continue;
+      byPid.set(Number(entry), ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100); // clock ticks of 10 ms
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return byPid;
+}
+
+/** The CPU time a process group's processes used between two groupCpuMicros readings, by pid. */
+export const cpuSince = (before: Map<number, number>, after: Map<number, number>) => new Map([...after].map(([pid, us]) => [pid, us - (before.get(pid) ?? 0)]));
+
+/** Whether something accepts TCP connections at host:port within 500 ms. */
+export function tcpReachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}

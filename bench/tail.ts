@@ -3,23 +3,38 @@
 // every session matches every event), then ingests one event per round and times its arrival
 // at every session from the ingest request's answer (p50/p99). Prints the server's RSS per open
 // idle session. Goals (issue 6): p99 < 250 ms with 1,000 sessions; < 50 KB per idle session.
+//
+// Then, across processes (BENCH_CROSS=0 leaves it out): an events node (`opsctl events-node`)
+// and two API processes A and B (`opsctl serve` with OPS_EVENTS_URL, one OPS_SECRET_KEY, one
+// OPS_DATA_DIR so SQLite's metadata is shared), BENCH_CROSS_SESSIONS sessions (default: the
+// largest step) held on A, each event ingested on B: event → delivered on A. Once with
+// OPS_NATS_URL (B's wake-up reaches A over NATS at nats://127.0.0.1:4222, skipped when nothing
+// answers there), once without (A finds the event at its next poll, every OPS_TAIL_POLL_MS).
+// Every process started here is killed when the bench ends, however it ends (bench/support.ts).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createParser } from 'eventsource-parser';
-import { spawn } from 'node:child_process';
 import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { TailClient } from '../src/tail/test-client.js';
-import { fmt, freePort, tempDir } from './support.js';
+import { fmt, freePort, startOpsctl, tcpReachable, tempDir, type Started } from './support.js';
 
 const steps = (process.env.BENCH_SESSIONS ?? '1,100,1000').split(',').map(Number);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
-const maxSessions = Math.max(...steps);
+const crossProcess = process.env.BENCH_CROSS !== '0';
+const crossSessions = Number(process.env.BENCH_CROSS_SESSIONS ?? Math.max(...steps));
+const maxSessions = Math.max(...steps, crossProcess ? crossSessions : 0);
+const natsUrl = 'nats://127.0.0.1:4222';
+const pollMs = Number(process.env.OPS_TAIL_POLL_MS ?? 1_000);
+const limitMs = 250;
 
+// Every process of the installation shares one secret key.
+const secret = crypto.randomBytes(32).toString('base64');
 const dataDir = tempDir('bench-tail-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
+const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir, OPS_SECRET_KEY: secret }), systemClock);
 const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
 const tenant = { orgId: org.org_id, projectId: org.project_id, mode: 'live' as const };
 const writer = (await ctx.tokens.create({ tenant, name: 'writer', scopes: parseScopes('all'), expiresAt: null })).token;
@@ -30,42 +45,33 @@ for (let i = 0; i < Math.ceil(maxSessions / 3); i++) {
 }
 await ctx.close();
 
-const port = await freePort();
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-  env: {
-    ...process.env,
-    OPS_HOST: '127.0.0.1',
-    OPS_PORT: String(port),
-    OPS_CDN_PORT: String(await freePort()),
-    OPS_DATA_DIR: dataDir,
-    OPS_LOG_LEVEL: 'warn',
-    OPS_RATE_LIMIT_PER_SECOND: '1000000',
-    OPS_RATE_LIMIT_BURST: '1000000',
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const apiUrl = `http://127.0.0.1:${port}`;
-const baseUrl = `${apiUrl}/v1`;
-for (let i = 0; i < 300; i++) {
-  try {
-    if ((await fetch(`${apiUrl}/readyz`)).ok) break;
-  } catch {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+const common = { OPS_SECRET_KEY: secret, OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' };
+/** `opsctl serve` from source, answering /readyz; its API's base URL. */
+async function serve(env: Record<string, string>): Promise<{ server: Started; apiUrl: string; baseUrl: string }> {
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const server = await startOpsctl({
+    args: ['serve'],
+    build: 'source',
+    env: { ...common, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), ...env },
+    ready: `${apiUrl}/readyz`,
+  });
+  return { server, apiUrl, baseUrl: `${apiUrl}/v1` };
 }
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const rssNowKb = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN);
+const rssNowKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 /** Median of a few samples: the garbage collector makes a single reading jumpy. */
-async function rssKb(): Promise<number> {
+async function rssKb(pid: number): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < 5; i++) {
-    samples.push(rssNowKb());
+    samples.push(rssNowKb(pid));
     await sleep(300);
   }
   return samples.sort((x, y) => x - y)[2]!;
 }
 
-async function ingest(round: number): Promise<{ sent: number; answered: number }> {
+async function ingest(baseUrl: string, round: number): Promise<{ sent: number; answered: number }> {
   const sent = performance.now();
   const response = await fetch(`${baseUrl}/datasets/bench/ingest`, {
     method: 'POST',
@@ -79,14 +85,15 @@ async function ingest(round: number): Promise<{ sent: number; answered: number }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-// Warm the server (dataset created, DuckDB and routes loaded) before the memory baseline.
-await ingest(-1);
-for (let i = 0; i < 3; i++) {
-  const warm = await TailClient.open(baseUrl, readers[0]!, '');
-  if ('client' in warm) await warm.client.close();
+/** Warms a server: the dataset's ingest path (on `ingestUrl`) and a few tail sessions opened and closed (on `tailUrl`). */
+async function warm(ingestUrl: string, tailUrl: string) {
+  await ingest(ingestUrl, -1);
+  for (let i = 0; i < 3; i++) {
+    const session = await TailClient.open(tailUrl, readers[0]!, '');
+    if ('client' in session) await session.client.close();
+  }
+  await sleep(1_000);
 }
-await sleep(1_000);
-const baseline = await rssKb();
 
 /**
  * The bench's own client: node:http and eventsource-parser, lighter than fetch's web streams,
@@ -99,8 +106,8 @@ interface Arrivals {
   done: () => void;
 }
 let current: Arrivals | undefined;
-const sockets: http.ClientRequest[] = [];
-function openSession(token: string): Promise<void> {
+let sockets: http.ClientRequest[] = [];
+function openSession(baseUrl: string, token: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${baseUrl}/query/tail`, {
       method: 'POST',
@@ -128,17 +135,32 @@ function openSession(token: string): Promise<void> {
   });
 }
 
-const results: string[] = [];
-let open = 0;
-let round = 0;
-for (const target of steps) {
+/** Opens sessions on `baseUrl` until `target` are open (`open` already are), 50 at a time; returns the count. */
+async function openSessions(baseUrl: string, open: number, target: number): Promise<number> {
   while (open < target) {
     const batch: Array<Promise<void>> = [];
-    for (; open < target && batch.length < 50; open++) batch.push(openSession(readers[Math.floor(open / 3)]!));
+    for (; open < target && batch.length < 50; open++) batch.push(openSession(baseUrl, readers[Math.floor(open / 3)]!));
     await Promise.all(batch);
   }
-  await sleep(1_500);
-  const rss = await rssKb();
+  return open;
+}
+
+function closeSessions() {
+  for (const request of sockets) request.destroy();
+  sockets = [];
+}
+
+interface Latencies {
+  fromAnswer: number[];
+  fromRequest: number[];
+  early: number;
+}
+let round = 0;
+/**
+ * `rounds` events, each ingested on `ingestUrl` and timed at each of the `target` open sessions.
+ * `gapMs(r)`: the pause after round r's last arrival.
+ */
+async function measure(ingestUrl: string, target: number, gapMs: () => number): Promise<Latencies> {
   const fromAnswer: number[] = [];
   const fromRequest: number[] = [];
   let early = 0;
@@ -146,27 +168,101 @@ for (const target of steps) {
     const arrivals: Arrivals = { round: round++, times: [], expected: target, done: () => undefined };
     const all = new Promise<void>((resolve) => (arrivals.done = resolve));
     current = arrivals;
-    const { sent, answered } = await ingest(arrivals.round);
+    const { sent, answered } = await ingest(ingestUrl, arrivals.round);
     await Promise.race([all, sleep(10_000).then(() => Promise.reject(new Error(`round ${arrivals.round}: ${arrivals.times.length} of ${target} arrived`)))]);
     for (const at of arrivals.times) {
       if (at < answered) early++;
       fromAnswer.push(Math.max(0, at - answered));
       fromRequest.push(at - sent);
     }
-    await sleep(30);
+    await sleep(gapMs());
   }
   fromAnswer.sort((x, y) => x - y);
   fromRequest.sort((x, y) => x - y);
-  results.push(
-    `${String(target).padStart(5)} sessions | from answer p50 ${fmt(pct(fromAnswer, 50), 1).padStart(6)} ms  p99 ${fmt(pct(fromAnswer, 99), 1).padStart(6)} ms` +
-      ` (${fmt((100 * early) / fromAnswer.length, 0)}% before the answer) | from request p50 ${fmt(pct(fromRequest, 50), 1)} ms p99 ${fmt(pct(fromRequest, 99), 1)} ms` +
-      ` | server RSS ${fmt(rss / 1024, 1)} MB, ${fmt((rss - baseline) / target, 1)} KB per open session`,
-  );
-  console.log(results.at(-1));
+  return { fromAnswer, fromRequest, early };
 }
 
-for (const request of sockets) request.destroy();
-await new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM')));
-fs.rmSync(dataDir, { recursive: true, force: true });
-console.log(`\nlive tail, ${rounds} rounds of one event per step, one tenant, every session matching; baseline RSS ${fmt(baseline / 1024, 1)} MB`);
+const describe = (l: Latencies) =>
+  `from answer p50 ${fmt(pct(l.fromAnswer, 50), 1).padStart(6)} ms  p99 ${fmt(pct(l.fromAnswer, 99), 1).padStart(6)} ms` +
+  ` (${fmt((100 * l.early) / l.fromAnswer.length, 0)}% before the answer) | from request p50 ${fmt(pct(l.fromRequest, 50), 1)} ms p99 ${fmt(pct(l.fromRequest, 99), 1)} ms`;
+
+const results: string[] = [];
+const crossResults: string[] = [];
+let baseline: number | undefined;
+let singleAtCross: Latencies | undefined;
+const started: Started[] = [];
+try {
+  // One process: sessions and ingest on the same server.
+  const one = await serve({});
+  started.push(one.server);
+  const pid = one.server.child.pid!;
+  // Warm the server (dataset created, DuckDB and routes loaded) before the memory baseline.
+  await warm(one.baseUrl, one.baseUrl);
+  baseline = await rssKb(pid);
+  let open = 0;
+  for (const target of steps) {
+    open = await openSessions(one.baseUrl, open, target);
+    await sleep(1_500);
+    const rss = await rssKb(pid);
+    const latencies = await measure(one.baseUrl, target, () => 30);
+    if (target === crossSessions) singleAtCross = latencies;
+    results.push(`${String(target).padStart(5)} sessions | ${describe(latencies)} | server RSS ${fmt(rss / 1024, 1)} MB, ${fmt((rss - baseline) / target, 1)} KB per open session`);
+    console.log(results.at(-1));
+  }
+  closeSessions();
+  await one.server.stop();
+
+  if (crossProcess) {
+    // The events node takes over the store the single process wrote (one owner at a time).
+    const nodePort = await freePort();
+    const node = await startOpsctl({
+      args: ['events-node'],
+      build: 'source',
+      env: { ...common, OPS_EVENTS_NODE_HOST: '127.0.0.1', OPS_EVENTS_NODE_PORT: String(nodePort) },
+      ready: `http://127.0.0.1:${nodePort}/`,
+      readyWhen: 'any',
+    });
+    started.push(node);
+    const natsUp = await tcpReachable('127.0.0.1', 4222);
+    if (!natsUp) crossResults.push(`  with NATS   skipped: nothing answers at ${natsUrl}`);
+    for (const nats of natsUp ? [true, false] : [false]) {
+      const env = { OPS_EVENTS_URL: `http://127.0.0.1:${nodePort}`, ...(nats ? { OPS_NATS_URL: natsUrl } : {}) };
+      const a = await serve(env);
+      started.push(a.server);
+      const b = await serve(env);
+      started.push(b.server);
+      if (nats) {
+        // Both must be connected to NATS, or the wake-up would only reach B itself.
+        for (const s of [a, b]) {
+          const body = (await (await fetch(`${s.apiUrl}/readyz`)).json()) as { stores: Record<string, { state: string }> };
+          if (body.stores.nats?.state !== 'up') throw new Error(`${s.apiUrl}: NATS is ${body.stores.nats?.state ?? 'absent'} in /readyz`);
+        }
+      }
+      await warm(b.baseUrl, a.baseUrl);
+      await openSessions(a.baseUrl, 0, crossSessions);
+      await sleep(1_500);
+      // A pause of random length between rounds, so that each ingest falls at a random point of
+      // A's poll timer (a fixed pause would put every one at the same point of it).
+      const latencies = await measure(b.baseUrl, crossSessions, () => 30 + Math.random() * pollMs);
+      crossResults.push(`  ${nats ? 'with NATS   ' : 'without NATS'} ${describe(latencies)}`);
+      console.log(`${crossSessions} sessions on A, ingest on B, ${nats ? 'wake-ups over NATS' : `no NATS (A polls every ${pollMs} ms)`}: ${describe(latencies)}`);
+      closeSessions();
+      await Promise.all([a.server.stop(), b.server.stop()]);
+    }
+  }
+} finally {
+  closeSessions();
+  await Promise.all(started.map((s) => s.stop()));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+console.log(`\nlive tail, ${rounds} rounds of one event per step, one tenant, every session matching; baseline RSS ${fmt((baseline ?? NaN) / 1024, 1)} MB`);
 for (const line of results) console.log(line);
+if (crossProcess) {
+  console.log(
+    `\nacross processes: events node + API processes A and B (one data dir, one secret key), ${crossSessions} sessions held on A, each event ingested on B, ` +
+      `${rounds} rounds ${30}–${30 + pollMs} ms apart; limit p99 < ${limitMs} ms`,
+  );
+  if (singleAtCross) console.log(`  one process  ${describe(singleAtCross)}`);
+  for (const line of crossResults) console.log(line);
+}
