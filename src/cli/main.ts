@@ -124,7 +124,16 @@ async function serve(config: ReturnType<typeof loadConfig>, workers: number): Pr
     if (await runWorkers(config, workers)) return 0;
   }
   const { startServer } = await import('../server.js');
-  const server = await startServer(config);
+  let server;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    // A value only the store it configures can check (an s3:// URL's options, a missing shared
+    // OPS_SECRET_KEY): the same exit 2 as any other bad configuration.
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`opsctl: invalid configuration: ${error.message}`);
+    return 2;
+  }
   server.api.log.info(
     { api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite', events: config.eventsUrl ?? 'embedded' },
     'opsplatform started',

@@ -119,6 +119,13 @@ describe('opsctl, while the server runs', () => {
     const badFlag = await opsctl(s, ['org', 'create', '--colour', 'red']);
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /Unknown option '--colour'/);
+    // Configuration only a store can check (an s3:// URL's bucket) and a bad --workers: exit 2, naming it.
+    const badBucket = await opsctl(s, ['serve'], { OPS_PORT: '0', OPS_CDN_PORT: '0', OPS_BLOB_URL: 's3://Not_A_Bucket/media' });
+    assert.equal(badBucket.code, 2);
+    assert.match(badBucket.stderr, /OPS_BLOB_URL: "Not_A_Bucket" is not a valid bucket name/);
+    const badWorkers = await opsctl(s, ['serve', '--workers', 'many']);
+    assert.equal(badWorkers.code, 2);
+    assert.match(badWorkers.stderr, /--workers must be a whole number from 1 to 256/);
   });
 
   // Issue #13, item 14: help at every level.
