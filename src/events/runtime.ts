@@ -3,7 +3,6 @@ import type { AppContext } from '../app/context.js';
 import type { Logger } from '../app/logger.js';
 import type { DatasetNameResolver, EventStore } from '../stores/events/event-store.js';
 import { openEventStore } from '../stores/events/open-event-store.js';
-import { RemoteEventStore } from '../stores/events/remote-event-store.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
@@ -49,8 +48,10 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
   const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
   const names: DatasetNameResolver = (tenant, ids) => datasets.namesOf(tenant, ids);
   const owner = !ctx.config.eventsUrl;
-  const store = ctx.config.eventsUrl
-    ? new RemoteEventStore({ url: ctx.config.eventsUrl, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names })
+  // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.
+  const remote = ctx.config.eventsUrl ? (await import('../stores/events/remote-event-store.js')).RemoteEventStore : undefined;
+  const store = remote
+    ? new remote({ url: ctx.config.eventsUrl!, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names })
     : await openEventStore({
         dir: eventsDir(ctx),
         names,
