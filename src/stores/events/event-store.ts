@@ -154,6 +154,17 @@ export interface EventStore {
 /** Maps dataset ids to names for StoredEvent.dataset (archived included). */
 export type DatasetNameResolver = (tenant: Tenant, ids: readonly string[]) => Promise<Map<string, string>>;
 
+/**
+ * Replaces each event's dataset id with its name, in place: from `known` when it covers every
+ * id (the caller had them), else from `names` (one lookup); an id without a name stays as it is.
+ */
+export async function nameDatasets(tenant: Tenant, events: StoredEvent[], names: DatasetNameResolver, known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
+  const ids = [...new Set(events.map((e) => e.dataset))];
+  const found = known && ids.every((id) => known.has(id)) ? known : ids.length ? await names(tenant, ids) : new Map<string, string>();
+  for (const e of events) e.dataset = found.get(e.dataset) ?? e.dataset;
+  return events;
+}
+
 /** The filter that matches everything. */
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
 

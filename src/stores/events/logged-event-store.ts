@@ -3,6 +3,7 @@ import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import { encodeBatch } from './event-batch.js';
 import {
+  nameDatasets,
   EventStoreBehindError,
   matchAll,
   type AggregateRequest,
@@ -267,11 +268,8 @@ export class LoggedEventStore implements EventStore {
     return run;
   }
 
-  private async named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
-    const ids = [...new Set(events.map((e) => e.dataset))];
-    const names = known && ids.every((id) => known.has(id)) ? known : ids.length ? await this.options.names(tenant, ids) : new Map<string, string>();
-    for (const e of events) e.dataset = names.get(e.dataset) ?? e.dataset;
-    return events;
+  private named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
+    return nameDatasets(tenant, events, this.options.names, known);
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {

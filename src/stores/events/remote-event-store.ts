@@ -3,6 +3,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import {
+  nameDatasets,
   EventStoreBehindError,
   EventStoreResourceError,
   EventStoreUnavailableError,
@@ -138,11 +139,8 @@ export class RemoteEventStore implements EventStore {
     return parsed as T;
   }
 
-  private async named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
-    const ids = [...new Set(events.map((e) => e.dataset))];
-    const names = known && ids.every((id) => known.has(id)) ? known : ids.length ? await this.options.names(tenant, ids) : new Map<string, string>();
-    for (const e of events) e.dataset = names.get(e.dataset) ?? e.dataset;
-    return events;
+  private named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
+    return nameDatasets(tenant, events, this.options.names, known);
   }
 
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
