@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseClickHouseUrl } from '../stores/events/clickhouse/clickhouse-url.js';
 
 /**
  * Configuration is read once, from the environment, at start-up, and passed down.
@@ -43,6 +44,8 @@ export interface Config {
    * every API process shares (src/events/node/).
    */
   eventsUrl: string | undefined;
+  /** OPS_EVENTS_URL when it is clickhouse://: this process owns the log, events live in ClickHouse. */
+  eventsClickHouseUrl: string | undefined;
   /** Address an events node listens on (`opsctl events-node`): OPS_EVENTS_NODE_HOST / _PORT. */
   eventsNode: { host: string; port: number };
   /** Redis for limits shared by every API process (OPS_REDIS_URL); undefined: per process. */
@@ -99,6 +102,24 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * OPS_EVENTS_URL: http://… is an events node (eventsUrl); clickhouse://… keeps the events
+ * store in this process with its events in ClickHouse (eventsClickHouseUrl), checked here so a
+ * mistake stops start-up with the variable's name.
+ */
+function eventsTarget(env: Env): { eventsUrl: string | undefined; eventsClickHouseUrl: string | undefined } {
+  const raw = env.OPS_EVENTS_URL;
+  if (raw && /^clickhouse:/i.test(raw)) {
+    try {
+      parseClickHouseUrl(raw);
+    } catch (error) {
+      throw new ConfigError('OPS_EVENTS_URL', (error as Error).message);
+    }
+    return { eventsUrl: undefined, eventsClickHouseUrl: raw.trim() };
+  }
+  return { eventsUrl: url(env, 'OPS_EVENTS_URL', ['http:', 'clickhouse:']), eventsClickHouseUrl: undefined };
+}
+
 function blobUrl(env: Env): string | undefined {
   return url(env, 'OPS_BLOB_URL', ['file:', 's3:']);
 }
@@ -149,7 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
       segmentBytes: integer(env, 'OPS_EVENTS_SEGMENT_BYTES', 64 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
       loadBatchEvents: integer(env, 'OPS_EVENTS_LOAD_BATCH', 50_000, 1, 1_000_000),
     },
-    eventsUrl: url(env, 'OPS_EVENTS_URL', ['http:']),
+    ...eventsTarget(env),
     eventsNode: { host: env.OPS_EVENTS_NODE_HOST || '127.0.0.1', port: integer(env, 'OPS_EVENTS_NODE_PORT', 8090, 0, 65535) },
     redisUrl: url(env, 'OPS_REDIS_URL', ['redis:', 'rediss:']),
     natsUrl: url(env, 'OPS_NATS_URL', ['nats:', 'tls:']),

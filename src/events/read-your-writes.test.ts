@@ -4,7 +4,8 @@ import { startTestServer } from '../test-support/test-server.js';
 
 test('over HTTP: every query, count and schema right after the acknowledgements sees the events, with the loader far behind', async () => {
   // One event per load transaction: 200 one-event requests leave the loader ~200 loads behind.
-  const s = await startTestServer({ env: { OPS_EVENTS_LOAD_BATCH: '1' } });
+  // A read may wait out the whole backlog: on ClickHouse each load is an INSERT of its own (~20-40 ms).
+  const s = await startTestServer({ env: { OPS_EVENTS_LOAD_BATCH: '1', OPS_EVENTS_READ_WAIT_MS: '60000' } });
   try {
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) => s.request('POST', '/datasets/fresh/ingest', { json: { event: 'e', message: `m${i}`, payload: { n: i } } })),

@@ -49,7 +49,12 @@ describe('retention', () => {
     await s.request('POST', '/datasets/viacli/ingest', { json: [{ ts: s.server.ctx.clock.now() - 60 * day }] });
     // Asynchronous: the server under test lives in this process and must keep answering.
     const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'purge', '--json'], {
-      env: { ...process.env, OPS_DATA_DIR: s.dataDir, ...(s.server.ctx.config.databaseUrl ? { OPS_DATABASE_URL: s.server.ctx.config.databaseUrl } : {}) },
+      env: {
+        ...process.env,
+        OPS_DATA_DIR: s.dataDir,
+        ...(s.server.ctx.config.databaseUrl ? { OPS_DATABASE_URL: s.server.ctx.config.databaseUrl } : {}),
+        ...(s.server.ctx.config.eventsClickHouseUrl ? { OPS_EVENTS_URL: s.server.ctx.config.eventsClickHouseUrl } : {}),
+      },
       encoding: 'utf8',
     });
     const out = JSON.parse(run.stdout) as { events: { via: string; events_deleted: number } };
@@ -65,7 +70,14 @@ test('opsctl purge without a running server opens the event store itself', async
   const config = { ...s.server.ctx.config };
   await s.request('POST', '/datasets/alone/ingest', { json: [{ ts: Date.now() - 60 * day }, {}] });
   await s.server.close();
-  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: config.dataDir, ...(config.databaseUrl ? { OPS_DATABASE_URL: config.databaseUrl } : {}) }), systemClock);
+  const ctx = await createContext(
+    loadConfig({
+      OPS_DATA_DIR: config.dataDir,
+      ...(config.databaseUrl ? { OPS_DATABASE_URL: config.databaseUrl } : {}),
+      ...(config.eventsClickHouseUrl ? { OPS_EVENTS_URL: config.eventsClickHouseUrl } : {}),
+    }),
+    systemClock,
+  );
   try {
     const result = await retentionFromCli(ctx, createLogger(false));
     assert.equal(result.via, 'direct');

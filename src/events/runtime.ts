@@ -54,6 +54,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
     ? new remote({ url: ctx.config.eventsUrl!, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names })
     : await openEventStore({
         dir: eventsDir(ctx),
+        clickhouseUrl: ctx.config.eventsClickHouseUrl,
         names,
         now: () => ctx.clock.now(),
         log: (level, message, error) => log[level]({ err: error }, `events: ${message}`),

@@ -15,9 +15,10 @@ import { EventStoreResourceError, type EventKey, type EventStore } from '../stor
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
+  compileFilter,
+  compileGroupKey,
   decodeGroupValue,
+  dialectFalse,
   parseSoql,
   printField,
   printSoql,
@@ -111,11 +112,13 @@ export class QueryService {
     // The store would otherwise look the names of the page's datasets up again.
     const names = new Map(active.map((d) => [d.id, d.name]));
     // Throws not_found for a named dataset that does not exist (or is archived).
-    const compiled = compileDuckDbFilter(query, { now, datasetIds });
+    // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
+    const dialect = await this.deps.store.dialect();
+    const compiled = compileFilter(query, { now, datasetIds }, dialect);
     const ids = [...datasetIds.values()];
     const filter = ids.length
       ? { where: `dataset_id IN (${inList(ids.length)}) AND (${compiled.where})`, params: [...ids, ...compiled.params] }
-      : { where: 'FALSE', params: [] };
+      : { where: dialectFalse(dialect), params: [] };
 
     if (query.groupBy) {
       const field = query.groupBy;
@@ -125,7 +128,7 @@ export class QueryService {
       const rows = await bounded(
         this.deps.store.aggregate(tenant, {
           filter,
-          key: compileDuckDbGroupKey(field),
+          key: compileGroupKey(field, dialect),
           limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
         }),
       );

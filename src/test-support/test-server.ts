@@ -98,11 +98,25 @@ async function freshBlobStore(env: Record<string, string> | undefined): Promise<
   return { url, clear: () => clearS3Prefix(url) };
 }
 
+/**
+ * ClickHouse leg: OPS_TEST_CLICKHOUSE_URL names a ClickHouse server or cluster; each test
+ * server keeps its events in a database of its own, dropped when it closes. A test that sets
+ * OPS_EVENTS_URL itself keeps its own.
+ */
+async function freshClickHouse(env: Record<string, string> | undefined): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
+  const base = process.env.OPS_TEST_CLICKHOUSE_URL;
+  if (!base || env?.OPS_EVENTS_URL !== undefined) return undefined;
+  const { dropClickHouseDatabase, freshClickHouseUrl } = await import('../stores/events/clickhouse/clickhouse-testing.js');
+  const url = freshClickHouseUrl(base);
+  return { url, drop: () => dropClickHouseDatabase(url) };
+}
+
 /** Starts the real server on free ports, temporary stores and a movable clock. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-test-'));
   const database = await freshPostgresDatabase();
   const blobStore = await freshBlobStore(options.env);
+  const clickhouse = await freshClickHouse(options.env);
   const config = loadConfig({
     OPS_PORT: '0',
     OPS_CDN_PORT: '0',
@@ -112,6 +126,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     OPS_RATE_LIMIT_BURST: '100000',
     ...(database ? { OPS_DATABASE_URL: database.url } : {}),
     ...(blobStore ? { OPS_BLOB_URL: blobStore.url } : {}),
+    ...(clickhouse ? { OPS_EVENTS_URL: clickhouse.url } : {}),
     ...options.env,
   });
   const clock = new OffsetClock();
@@ -185,6 +200,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await server.close();
       await database?.drop();
       await blobStore?.clear();
+      await clickhouse?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -32,6 +32,7 @@ const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promi
   'delete-before': (store, body) => store.deleteBefore(tenantOf(body), body.datasetId, body.beforeMs),
   'read-after': (store, body) => store.readAfter(tenantOf(body), body.request),
   'last-seq': (store) => store.lastSeq(),
+  dialect: (store) => store.dialect(),
   ping: async (store) => {
     await store.ping();
     return { ok: true };

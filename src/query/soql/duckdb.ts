@@ -86,11 +86,15 @@ export function likePattern(text: string, wildcard: boolean): string {
   return wildcard ? escaped.replace(/\*/g, '%') : `%${escaped}%`;
 }
 
-const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
+/** The SQL comparison operator of each SOQL operator (the same in both dialects). */
+export const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
 const NUMERIC_JSON = "('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')";
 
-/** dataset_ids the comparison `dataset <op> name` selects; not_found for an unknown name. */
-function datasetIdsFor(map: ReadonlyMap<string, string>, op: CompareOp, name: string): string[] {
+/**
+ * dataset_ids the comparison `dataset <op> name` selects; not_found for an unknown name. Shared
+ * with the ClickHouse dialect (clickhouse.ts), so both answer 404 alike.
+ */
+export function datasetIdsFor(map: ReadonlyMap<string, string>, op: CompareOp, name: string): string[] {
   const ids: string[] = [];
   const lower = name.toLowerCase();
   for (const [n, id] of map) {

@@ -5,9 +5,17 @@
  *   const { where, params } = compileDuckDbFilter(query, { now, datasetIds });   // POST /query
  *   rejectAggregationForTail(query); assertDatasetsExist(query, datasetIds);
  *   const matches = compilePredicate(query, { now });             // live tail
+ *
+ * The events engine picks the SQL dialect: compileFilter / compileGroupKey dispatch on it
+ * (DuckDB: duckdb.ts; ClickHouse 18.16 and later: clickhouse.ts, docs/soql-clickhouse.md).
  */
 import { AppError } from '../../errors/app-error.js';
-import type { SoqlQuery } from './ast.js';
+import type { CompiledGroupKey } from '../../stores/events/event-store.js';
+import type { FieldRef, SoqlQuery } from './ast.js';
+import { compileClickHouseFilter } from './clickhouse.js';
+import { compileClickHouseGroupKey } from './clickhouse-group.js';
+import { compileDuckDbFilter, type DuckDbContext, type SqlParam } from './duckdb.js';
+import { compileDuckDbGroupKey } from './duckdb-group.js';
 
 export type {
   CanonicalField,
@@ -31,6 +39,41 @@ export {
   type SqlParam,
 } from './duckdb.js';
 export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
+export { compileClickHouseFilter } from './clickhouse.js';
+export { compileClickHouseGroupKey } from './clickhouse-group.js';
+
+/** The SQL an events engine speaks. */
+export type SqlDialect = 'duckdb' | 'clickhouse';
+
+/** The query's filter in the dialect's SQL (not_found for a dataset the map lacks). */
+export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: SqlDialect): { where: string; params: SqlParam[] } {
+  switch (dialect) {
+    case 'duckdb':
+      return compileDuckDbFilter(query, ctx);
+    case 'clickhouse':
+      return compileClickHouseFilter(query, ctx);
+  }
+}
+
+/** The `group by` key expression in the dialect's SQL; decodeGroupValue reads both alike. */
+export function compileGroupKey(field: FieldRef, dialect: SqlDialect): CompiledGroupKey {
+  switch (dialect) {
+    case 'duckdb':
+      return compileDuckDbGroupKey(field);
+    case 'clickhouse':
+      return compileClickHouseGroupKey(field);
+  }
+}
+
+/** The dialect's constant for "matches nothing" (ClickHouse 18.16 has no FALSE). */
+export function dialectFalse(dialect: SqlDialect): string {
+  switch (dialect) {
+    case 'duckdb':
+      return 'FALSE';
+    case 'clickhouse':
+      return '0';
+  }
+}
 
 /** Live tail streams events; it cannot aggregate (SPEC.md §4.2). */
 export function rejectAggregationForTail(query: SoqlQuery): void {

@@ -9,6 +9,7 @@ function revive(error: SerializedError): Error {
   let revived: Error;
   if (error.name === 'EventStoreResourceError') revived = new EventStoreResourceError(new Error(error.message));
   else if (error.name === 'EventStoreLockedError') revived = new EventStoreLockedError(/store (\S+)/.exec(error.message)?.[1] ?? 'events.duckdb', new Error(error.message));
+  else if (error.name === 'EventStoreUnavailableError') revived = new EventStoreUnavailableError(error.message);
   else revived = Object.assign(new Error(error.message), { name: error.name });
   if (error.stack) revived.stack = `${revived.name}: ${revived.message}\n    in the events worker:\n${error.stack.split('\n').slice(1).join('\n')}`;
   return revived;

@@ -9,12 +9,15 @@
  *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'log', message, error }
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { DuckDbEngine, type DuckDbTablesOptions } from './duckdb-tables.js';
+import type { DuckDbTablesOptions } from './duckdb-tables.js';
 import type { EngineReadMethod, EventEngine } from './engine.js';
+import { lockEventsDir } from './dir-lock.js';
 import { WalLoader } from './wal-loader.js';
 import type { WalPosition } from './wal.js';
 
 export interface EngineWorkerData extends DuckDbTablesOptions {
+  /** clickhouse://… when events live in ClickHouse; else the embedded DuckDB in `dir`. */
+  clickhouseUrl?: string;
   walDir: string;
   maxEventsPerLoad: number;
   maxBytesPerLoad: number;
@@ -46,8 +49,26 @@ const post = (message: FromWorker) => port.postMessage(message);
 
 let engine: EventEngine | undefined;
 let loader: WalLoader | undefined;
+let unlock: (() => void) | undefined;
+
+/** The engine the configuration names; each loads its driver only when chosen. */
+async function openEngine(): Promise<EventEngine> {
+  if (data.clickhouseUrl) {
+    unlock = lockEventsDir(data.dir);
+    try {
+      const { ClickHouseEngine } = await import('./clickhouse/clickhouse-engine.js');
+      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit });
+    } catch (error) {
+      unlock();
+      throw error;
+    }
+  }
+  const { DuckDbEngine } = await import('./duckdb-tables.js');
+  return DuckDbEngine.open(data);
+}
+
 const opening = (async () => {
-  engine = await DuckDbEngine.open(data);
+  engine = await openEngine();
   loader = new WalLoader(engine, {
     dir: data.walDir,
     maxEventsPerLoad: data.maxEventsPerLoad,
@@ -75,6 +96,7 @@ async function handle(message: ToWorker): Promise<unknown> {
         loader.stop();
       }
       await engine?.close();
+      unlock?.();
       return loader?.loadedSeq ?? 0;
     default:
       return undefined;

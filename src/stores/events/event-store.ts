@@ -127,7 +127,12 @@ export interface TailRequest {
   limit: number;
 }
 
+/** The SQL a store's engine speaks: SOQL compiles filters and group keys to it (query-service.ts). */
+export type SqlDialect = 'duckdb' | 'clickhouse';
+
 export interface EventStore {
+  /** The dialect of this store's engine (an events node's store learns it from the node). */
+  dialect(): Promise<SqlDialect>;
   /** Stores a batch; resolves once it is durable (group-committed with concurrent calls). */
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult>;
   /** One page, newest first (ts desc, event_id desc). */

@@ -16,15 +16,19 @@ import {
   type FieldStatsRequest,
   type NewEvent,
   type RawGroupRow,
+  type SqlDialect,
   type TailRequest,
 } from './event-store.js';
 import { EngineClient } from './engine-client.js';
 import { RecentEvents } from './recent-events.js';
 import { WriteAheadLog } from './wal.js';
 
+
 export interface LoggedEventStoreOptions {
   /** OPS_DATA_DIR/events: events.duckdb and the log's segments (wal/). */
   dir: string;
+  /** clickhouse://…: events live in ClickHouse (the log stays in `dir`). */
+  clickhouseUrl?: string;
   names: DatasetNameResolver;
   now: () => number;
   memoryLimit?: string;
@@ -79,6 +83,7 @@ export class LoggedEventStore implements EventStore {
   private dedupeLane: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly options: LoggedEventStoreOptions & Tuning;
+  private readonly sqlDialect: SqlDialect;
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
@@ -90,12 +95,13 @@ export class LoggedEventStore implements EventStore {
   ) {
     this.options = options;
     this.loaded = loaded;
+    this.sqlDialect = options.clickhouseUrl ? 'clickhouse' : 'duckdb';
   }
 
   /** A worker thread with the DuckDB engine and its loader, reporting to the store `store()` returns. */
   private static startEngine(options: LoggedEventStoreOptions & Tuning, walDir: string, log: EngineLog, store: () => LoggedEventStore | undefined): EngineClient {
     return new EngineClient(
-      { dir: options.dir, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
+      { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
       {
         onLoaded: (seq) => store()?.onLoaded(seq),
         onLog: (message, error) => log('error', message, error),
@@ -310,6 +316,10 @@ export class LoggedEventStore implements EventStore {
     }
     await this.fresh();
     return this.named(tenant, await this.engine.readAfter(tenant, request));
+  }
+
+  async dialect(): Promise<SqlDialect> {
+    return this.sqlDialect;
   }
 
   async lastSeq(): Promise<number> {

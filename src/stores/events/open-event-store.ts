@@ -3,6 +3,8 @@ import type { DatasetNameResolver, EventStore } from './event-store.js';
 export interface OpenEventStoreOptions {
   /** Directory of the engine's files (OPS_DATA_DIR/events). */
   dir: string;
+  /** clickhouse://…: the events go to ClickHouse (the write-ahead log stays in `dir`). */
+  clickhouseUrl?: string;
   names: DatasetNameResolver;
   now: () => number;
   /** DuckDB memory_limit (tests shrink it). */
@@ -16,8 +18,9 @@ export interface OpenEventStoreOptions {
 }
 
 /**
- * Opens the events engine the configuration selects (today: embedded DuckDB, in a worker
- * thread behind the write-ahead log). DuckDB's library loads in that thread only.
+ * Opens the events engine the configuration selects, in a worker thread behind the
+ * write-ahead log: embedded DuckDB, or ClickHouse with `clickhouseUrl`. Each engine's driver
+ * loads in that thread only.
  */
 export async function openEventStore(options: OpenEventStoreOptions): Promise<EventStore> {
   const { LoggedEventStore } = await import('./logged-event-store.js');

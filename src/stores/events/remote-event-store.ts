@@ -17,6 +17,7 @@ import {
   type FieldStatsRequest,
   type NewEvent,
   type RawGroupRow,
+  type SqlDialect,
   type TailRequest,
 } from './event-store.js';
 
@@ -28,7 +29,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping';
+export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -177,6 +178,14 @@ export class RemoteEventStore implements EventStore {
 
   lastSeq(): Promise<number> {
     return this.call('last-seq', {});
+  }
+
+  private knownDialect: SqlDialect | undefined;
+
+  /** The node's engine decides; asked once (a node keeps its engine for its lifetime). */
+  async dialect(): Promise<SqlDialect> {
+    this.knownDialect ??= await this.call<SqlDialect>('dialect', {});
+    return this.knownDialect;
   }
 
   async ping(): Promise<void> {

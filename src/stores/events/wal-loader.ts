@@ -27,6 +27,9 @@ export class WalLoader {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** After a failed load, the next attempt comes by itself after this long (doubling to 30 s). */
+  private retryMs = 1_000;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engine: EventEngine,
@@ -65,6 +68,7 @@ export class WalLoader {
 
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.retryTimer);
   }
 
   private kick(): void {
@@ -86,10 +90,20 @@ export class WalLoader {
         const records = this.readNext(this.durable);
         if (!records) return;
         await this.loadRecords(records);
+        this.retryMs = 1_000;
       }
     } catch (error) {
       this.options.onError(error);
-      // Retried at the next notification; a failing engine keeps the events in the log.
+      // A failing engine (a server that is down) keeps the events in the log; the load is
+      // tried again at the next notification or after a pause, whichever comes first.
+      if (!this.retryTimer && !this.stopped) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          if (!this.stopped) this.kick();
+        }, this.retryMs);
+        this.retryTimer.unref();
+        this.retryMs = Math.min(this.retryMs * 2, 30_000);
+      }
     }
   }
 

@@ -1,0 +1,249 @@
+/**
+ * The ClickHouse engine behind the write-ahead log, on the real cluster of scripts/clickhouse.sh
+ * (OPS_TEST_CLICKHOUSE_URL; skipped without it). Each test file run uses databases of its own.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient } from '@clickhouse/client';
+import { v7 } from 'uuid';
+import { LoggedEventStore } from '../logged-event-store.js';
+import { EventStoreLockedError, EventStoreUnavailableError, matchAll, type NewEvent } from '../event-store.js';
+import { encodeBatch } from '../event-batch.js';
+import type { Tenant } from '../../../tenancy/tenant.js';
+import { ClickHouseEngine } from './clickhouse-engine.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
+import { TcpProxy } from '../../../cluster/test-services.js';
+
+const base = process.env.OPS_TEST_CLICKHOUSE_URL;
+const skip = base ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';
+
+const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
+const b: Tenant = { orgId: 'ORGB', projectId: 'P9', mode: 'live' };
+const now = Date.UTC(2026, 10, 23, 12);
+const day = 86_400_000;
+
+const ev = (ts: number, body: { event?: string; message?: string; payload?: object } = {}, extra: Partial<NewEvent> = {}): NewEvent => ({
+  datasetId: 'ds_1',
+  eventId: v7(),
+  clientEventId: false,
+  ts,
+  severity: 1,
+  bytesRaw: 10,
+  event: body.event ?? 'e',
+  actor: null,
+  source: null,
+  message: body.message ?? '',
+  payload: JSON.stringify(body.payload ?? {}),
+  ...extra,
+});
+
+const names = async (_t: Tenant, ids: readonly string[]) => new Map(ids.map((id) => [id, `name-of-${id}`]));
+
+/** Direct SQL on the first host, for what the API does not show (row counts per seq). */
+async function sql(url: string, query: string): Promise<Array<Record<string, unknown>>> {
+  const target = parseClickHouseUrl(url);
+  const client = createClient({ url: target.hosts[0], log: { level: 127 as never } });
+  try {
+    const result = await client.query({ query, format: 'JSONEachRow' });
+    return await result.json();
+  } finally {
+    await client.close();
+  }
+}
+
+describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
+  let url: string;
+  let dir: string;
+  let store: LoggedEventStore;
+  const spread = [now - 60_000, now - 2 * day, now - 2 * day, now - 40 * day, Date.UTC(2001, 0, 1), now + 5 * 60_000];
+  before(async () => {
+    url = freshClickHouseUrl(base!);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ch-'));
+    store = await LoggedEventStore.open({ dir, clickhouseUrl: url, now: () => now, names });
+    const events: NewEvent[] = [];
+    for (let i = 0; i < 250; i++) {
+      events.push(ev(spread[i % spread.length]! + Math.floor(i / spread.length), { event: `e${i}`, payload: { n: i, group: i % 3 === 0 ? 'x' : 'y', deep: { list: [i % 2, 'z'] } } }, { severity: i % 5 }));
+    }
+    await store.append(a, events);
+    await store.append(b, [ev(now, { event: 'other-org', payload: { n: 1 } })]);
+  });
+  after(async () => {
+    await store?.close();
+    if (url) await dropClickHouseDatabase(url);
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the dialect is ClickHouse', async () => {
+    assert.equal(await store.dialect(), 'clickhouse');
+  });
+
+  test('keyset pages, newest first, complete across time windows from next week to 2001', async () => {
+    const seen: Array<{ ts: number; id: string }> = [];
+    let after;
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await store.query(a, { filter: matchAll, limit: 40, ...(after ? { after } : {}) });
+      seen.push(...page.events.map((e) => ({ ts: e.ts, id: e.event_id })));
+      if (!page.next) break;
+      after = page.next;
+    }
+    assert.equal(seen.length, 250);
+    assert.equal(new Set(seen.map((s) => s.id)).size, 250);
+    for (let i = 1; i < seen.length; i++) {
+      const [x, y] = [seen[i - 1]!, seen[i]!];
+      assert.ok(x.ts > y.ts || (x.ts === y.ts && x.id > y.id), `order at ${i}`);
+    }
+  });
+
+  test('filters, group by and counts see only the tenant', async () => {
+    const page = await store.query(b, { filter: matchAll, limit: 100 });
+    assert.deepEqual(page.events.map((e) => e.event), ['other-org']);
+    assert.equal(page.events[0]!.dataset, 'name-of-ds_1');
+    const groups = await store.aggregate(a, { filter: matchAll, key: { sql: 'severity', params: [] }, limit: 100 });
+    assert.deepEqual(groups.map((g) => g.count), [50, 50, 50, 50, 50]);
+    const counts = await store.rollupCounts(a, ['ds_1', 'ds_none'], now - day);
+    assert.deepEqual([...counts], [['ds_1', 83], ['ds_none', 0]]);
+    assert.deepEqual([...(await store.rollupCounts(b, ['ds_1'], now - day))], [['ds_1', 1]]);
+    const filtered = await store.query(a, { filter: { where: 'event = ?', params: ['e7'] }, limit: 10 });
+    assert.deepEqual(filtered.events.map((e) => e.event), ['e7']);
+    const none = await store.query(b, { filter: { where: 'event = ?', params: ['e7'] }, limit: 10 });
+    assert.equal(none.events.length, 0);
+  });
+
+  test('schema discovery reads a bounded sample of the newest events', async () => {
+    const stats = await store.fieldStats(a, { datasetId: 'ds_1', sinceMs: 0, maxKeys: 100, maxSamples: 3 });
+    assert.equal(stats.sampledEvents, 250);
+    assert.deepEqual(stats.fields.map((f) => f.key).sort(), ['deep.list', 'group', 'n']);
+    const other = await store.fieldStats(b, { datasetId: 'ds_1', sinceMs: 0, maxKeys: 100, maxSamples: 3 });
+    assert.equal(other.sampledEvents, 1);
+  });
+
+  test('client event ids are stored once, per tenant', async () => {
+    const id = '0190a3f0-0000-7000-8000-00000000abcd';
+    const first = await store.append(a, [ev(now, { event: 'dup' }, { eventId: id, clientEventId: true })]);
+    assert.equal(first.stored, 1);
+    const again = await store.append(a, [ev(now, { event: 'dup' }, { eventId: id, clientEventId: true })]);
+    assert.deepEqual([again.stored, again.duplicates], [0, 1]);
+    // Once loaded, the engine answers the check (not the in-memory pending set).
+    await store.query(a, { filter: matchAll, limit: 1 });
+    const later = await store.append(a, [ev(now, { event: 'dup' }, { eventId: id, clientEventId: true })]);
+    assert.deepEqual([later.stored, later.duplicates], [0, 1]);
+    const otherTenant = await store.append(b, [ev(now, { event: 'dup' }, { eventId: id, clientEventId: true })]);
+    assert.equal(otherTenant.stored, 1);
+  });
+
+  test('live tail reads after a seq, oldest first', async () => {
+    const last = await store.lastSeq();
+    await store.append(b, [ev(now, { event: 't1' }), ev(now, { event: 't2' })]);
+    const events = await store.readAfter(b, { afterSeq: last, filter: { where: 'event = ?', params: ['t2'] }, limit: 10 });
+    assert.deepEqual(events.map((e) => e.event), ['t2']);
+  });
+
+  test('retention deletes a dataset\'s events before a time, on every shard, and only those', async () => {
+    await store.append(a, [ev(now - 400 * day, { event: 'old' }, { datasetId: 'ds_ret' }), ev(now, { event: 'new' }, { datasetId: 'ds_ret' })]);
+    await store.append(b, [ev(now - 400 * day, { event: 'old-b' }, { datasetId: 'ds_ret' })]);
+    assert.equal(await store.deleteBefore(a, 'ds_ret', now - day), 1);
+    assert.equal(await store.deleteBefore(a, 'ds_ret', now - day), 0);
+    const left = await store.query(a, { filter: { where: 'dataset_id = ?', params: ['ds_ret'] }, limit: 10 });
+    assert.deepEqual(left.events.map((e) => e.event), ['new']);
+    const bLeft = await store.query(b, { filter: { where: 'dataset_id = ?', params: ['ds_ret'] }, limit: 10 });
+    assert.deepEqual(bLeft.events.map((e) => e.event), ['old-b']);
+  });
+
+  test('a second process cannot take the same events directory', async () => {
+    // Same process: allowed (a restarted worker); another pid holding it: refused.
+    fs.writeFileSync(path.join(dir, 'events.lock'), String(process.ppid));
+    try {
+      await assert.rejects(LoggedEventStore.open({ dir, clickhouseUrl: url, now: () => now, names }), EventStoreLockedError);
+    } finally {
+      fs.writeFileSync(path.join(dir, 'events.lock'), String(process.pid));
+    }
+  });
+});
+
+describe('ClickHouse engine loads each record exactly once', { skip }, () => {
+  let url: string;
+  before(() => {
+    url = freshClickHouseUrl(base!);
+  });
+  after(async () => {
+    if (url) await dropClickHouseDatabase(url);
+  });
+
+  const records = (first: number, n: number, tenant: Tenant) => {
+    const events = Array.from({ length: n }, (_, i) => ev(now + first + i, { event: `r${first + i}` }));
+    return { firstSeq: first, body: encodeBatch(tenant, now, events) };
+  };
+
+  test('a load whose rows landed but whose position did not is not stored twice', async () => {
+    const engine = await ClickHouseEngine.open(url);
+    try {
+      assert.equal(await engine.loadedSeq(), 0);
+      await engine.load([records(1, 100, a), records(101, 50, b)], 150);
+      await engine.load([records(151, 30, a)], 180);
+    } finally {
+      await engine.close();
+    }
+    // A crash between the rows and the position: the position goes back to 150.
+    const db = parseClickHouseUrl(url).database;
+    await sql(url, `ALTER TABLE ${db}.event_loader DELETE WHERE position > 150`);
+    for (let i = 0; i < 100 && (await sql(url, `SELECT count() AS n FROM ${db}.event_loader WHERE position > 150`))[0]!.n !== '0'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const reopened = await ClickHouseEngine.open(url);
+    try {
+      assert.equal(await reopened.loadedSeq(), 150);
+      // The log hands the records after 150 again, and more.
+      await reopened.load([records(151, 30, a), records(181, 20, a)], 200);
+      const [row] = await sql(url, `SELECT count() AS n, uniqExact(seq) AS u, min(seq) AS lo, max(seq) AS hi FROM ${db}.events`);
+      assert.deepEqual(row, { n: '200', u: '200', lo: '1', hi: '200' });
+      assert.equal(await reopened.loadedSeq(), 200);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+describe('ClickHouse down and back', { skip }, () => {
+  let url: string;
+  let direct: string;
+  let dir: string;
+  let proxies: TcpProxy[] = [];
+  let store: LoggedEventStore | undefined;
+  before(async () => {
+    direct = freshClickHouseUrl(base!);
+    const target = parseClickHouseUrl(direct);
+    // Every host behind a proxy this test can cut.
+    proxies = await Promise.all(target.hosts.map((h) => TcpProxy.start({ host: new URL(h).hostname, port: Number(new URL(h).port) })));
+    const hosts = proxies.map((p) => `127.0.0.1:${p.port}`).join(',');
+    url = `clickhouse://${hosts}/${target.database}${target.cluster ? `?cluster=${target.cluster}&timeout_ms=2000` : '?timeout_ms=2000'}`;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ch-down-'));
+    store = await LoggedEventStore.open({ dir, clickhouseUrl: url, now: () => now, names, readWaitMs: 2_000 });
+  });
+  after(async () => {
+    for (const p of proxies) await p.up();
+    await store?.close();
+    for (const p of proxies) await p.down();
+    if (direct) await dropClickHouseDatabase(direct);
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('appends stay acknowledged while ClickHouse is down; reads answer 503 and recover by themselves', async () => {
+    await store!.append(a, [ev(now, { event: 'before' })]);
+    assert.equal((await store!.query(a, { filter: matchAll, limit: 10 })).events.length, 1);
+    await proxies[proxies.length - 1]!.down();
+    const during = await store!.append(a, [ev(now, { event: 'during' })]);
+    assert.equal(during.stored, 1);
+    await assert.rejects(store!.query(a, { filter: matchAll, limit: 10 }), (error: Error) => error instanceof EventStoreUnavailableError || error.name === 'EventStoreBehindError');
+    for (const p of proxies) await p.up();
+    let events: string[] = [];
+    for (let i = 0; i < 80 && events.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      events = await store!.query(a, { filter: matchAll, limit: 10 }).then((p) => p.events.map((e) => e.event), () => []);
+    }
+    assert.deepEqual(events.sort(), ['before', 'during']);
+  });
+});

@@ -1,0 +1,488 @@
+import { Readable } from 'node:stream';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { tenantKey, type Tenant } from '../../../tenancy/tenant.js';
+import { isUuid } from '../../../shared/ids.js';
+import type { StoredEvent } from '../event-record.js';
+import {
+  EventStoreResourceError,
+  EventStoreUnavailableError,
+  type AggregateRequest,
+  type CompiledFilter,
+  type FieldStats,
+  type FieldStatsRequest,
+  type RawGroupRow,
+  type TailRequest,
+} from '../event-store.js';
+import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
+import { BatchReader } from '../event-batch.js';
+import { discoverFields, fieldStatsLimits } from '../field-stats.js';
+import { bindParams, type SqlValue } from './literal.js';
+import { flattenPayload } from './payload-paths.js';
+import { RowBinaryWriter } from './row-binary.js';
+import { mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
+import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
+
+/** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
+const eventColumns = 'seq, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
+
+/** The columns of a load's INSERT, in the order the RowBinary rows are written (load). */
+const insertColumns =
+  'tenant, dataset_id, ts, event_id, seq, ingested_at, severity, event, actor, source, message, payload, bytes_raw, ' +
+  'payload_paths, payload_types, payload_text, payload_numbers, payload_json';
+
+interface EventRow {
+  seq: string;
+  dataset_id: string;
+  event_id: string;
+  ts: string;
+  ingested_at: string;
+  severity: number;
+  event: string;
+  actor: string | null;
+  source: string | null;
+  message: string;
+  payload: string;
+  bytes_raw: number;
+}
+
+const toStoredEvent = (r: EventRow): StoredEvent => ({
+  seq: Number(r.seq),
+  dataset: r.dataset_id,
+  event_id: r.event_id,
+  ts: Number(r.ts),
+  ingested_at: Number(r.ingested_at),
+  severity: r.severity,
+  event: r.event,
+  actor: r.actor,
+  source: r.source,
+  message: r.message,
+  payloadJson: r.payload,
+  bytes_raw: r.bytes_raw,
+});
+
+const byteUnits: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** '192MB', '1GiB' (DuckDB's memory_limit notation) → bytes. */
+export function parseBytes(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(text);
+  if (!m) throw new Error(`"${text}" is not a size like 192MB`);
+  return Math.round(Number(m[1]) * byteUnits[(m[2] ?? 'b').toLowerCase()]!);
+}
+
+/** ClickHouse error codes that mean "this read is too big for its bounds", not a fault. */
+const resourceCodes = new Set(['158', '159', '160', '241', '307', '396']);
+
+/**
+ * Page windows: a page (newest first) first looks at the hour before its anchor (the cursor's
+ * ts, or now), then wider; the primary index (tenant, ts) skips everything older, so a page of
+ * recent events reads only recent granules. The last window is unbounded, so a page is always
+ * complete.
+ */
+const pageWindowsMs = [3_600_000, 86_400_000, 30 * 86_400_000, Infinity];
+
+/**
+ * A filter's SQL for ClickHouse. SOQL's ClickHouse dialect writes 1 and 0 itself; the store's
+ * `matchAll` (live tail's catch-up read) is spelt `true`, which 18.16 does not read.
+ */
+const whereOf = (filter: CompiledFilter): string => {
+  const w = filter.where.trim();
+  return /^true$/i.test(w) ? '1' : /^false$/i.test(w) ? '0' : w;
+};
+
+/**
+ * Events in ClickHouse (one server, or a cluster of shards), behind the write-ahead log like
+ * DuckDB: the loader (wal-loader.ts) hands it records in order, and it inserts each load as one
+ * INSERT of thousands of rows. It runs in the events worker thread (engine-worker.ts), so row
+ * building never runs on the HTTP event loop.
+ *
+ * Exactly once without transactions: ClickHouse 18.16 has neither transactions nor insert
+ * deduplication tokens on plain MergeTree, and an INSERT through a Distributed table may land
+ * on some shards and fail on others. So every row carries its log seq, the loaded position is
+ * written after the rows (`event_loader`), and whenever a load may have half-landed (at start,
+ * after any failed load) the engine asks which seqs past the position are stored already and
+ * skips those when the records come again. Seqs are unique per store, so a record is stored
+ * once whatever failed where.
+ *
+ * Tenancy: every statement starts `tenant = ?` with the tenant's key, bound like every value
+ * through literal.ts; SOQL's compiled filters never name the tenant.
+ */
+export class ClickHouseEngine implements EventEngine {
+  private readonly clients: ClickHouseClient[];
+  private readonly db: string;
+  private readonly table: string;
+  private readReplica = 0;
+  private loaded = 0;
+  /** Seqs past `loaded` stored by a load that may have half-landed; undefined when none are. */
+  private present: Set<number> | undefined;
+  /** A load failed: which of its rows landed is unknown until findPresent asks. */
+  private presentUnknown = true;
+  private deletes: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly target: ClickHouseTarget,
+    private readonly readMemoryBytes: number,
+  ) {
+    this.db = target.database;
+    this.table = mergeTreeTable(target);
+    this.clients = target.hosts.map((url) =>
+      createClient({
+        url,
+        username: target.username,
+        password: target.password,
+        // Statements name the database; the client's default would need it to exist first.
+        database: 'default',
+        request_timeout: target.timeoutMs + 5_000,
+        max_open_connections: 16,
+        compression: { request: false, response: false },
+        clickhouse_settings: { max_execution_time: Math.ceil(target.timeoutMs / 1000) },
+        log: { level: 127 as never },
+      }),
+    );
+  }
+
+  /**
+   * `memoryLimit` (the DuckDB engine's setting, e.g. '192MB') bounds each read here: ClickHouse's
+   * max_memory_usage per query, so one tenant's huge group by fails alone (400) instead of
+   * taking the server's memory.
+   */
+  static async open(url: string, options: { memoryLimit?: string } = {}): Promise<ClickHouseEngine> {
+    const engine = new ClickHouseEngine(parseClickHouseUrl(url), parseBytes(options.memoryLimit ?? '1GB'));
+    try {
+      await engine.migrate();
+      return engine;
+    } catch (error) {
+      await engine.close();
+      throw error;
+    }
+  }
+
+  private get layout(): SchemaLayout {
+    return { database: this.db, cluster: this.target.cluster };
+  }
+
+  /** Creates or upgrades the tables on every host (each host records its own version). */
+  private async migrate(): Promise<void> {
+    if (this.target.cluster) await this.checkShards();
+    for (const client of this.clients) {
+      await this.command(client, `CREATE DATABASE IF NOT EXISTS ${this.db}`);
+      await this.command(client, schemaTableDdl(this.db));
+      const [row] = await this.select<{ v: number }>(client, `SELECT toUInt32(max(version)) AS v FROM ${this.db}.ops_schema`, []);
+      const current = row?.v ?? 0;
+      for (const migration of migrations) {
+        if (migration.version <= current) continue;
+        for (const statement of migration.statements(this.layout)) await this.command(client, statement);
+        await this.command(client, `INSERT INTO ${this.db}.ops_schema (version) VALUES (${migration.version})`);
+      }
+    }
+  }
+
+  /** The hosts of the URL are the cluster's shards, in shard order (each is local to its own shard). */
+  private async checkShards(): Promise<void> {
+    const cluster = this.target.cluster!;
+    for (const [i, client] of this.clients.entries()) {
+      const rows = await this.select<{ shard_num: number; is_local: number }>(
+        client,
+        'SELECT shard_num, is_local FROM system.clusters WHERE cluster = ?',
+        [cluster],
+      );
+      const shards = new Set(rows.map((r) => r.shard_num));
+      if (shards.size === 0) throw new Error(`ClickHouse host ${this.target.hosts[i]} knows no cluster "${cluster}" (remote_servers)`);
+      if (shards.size !== this.clients.length) {
+        throw new Error(`cluster "${cluster}" has ${shards.size} shards but OPS_EVENTS_URL names ${this.clients.length} hosts: name one host per shard, in shard order`);
+      }
+      const local = rows.find((r) => Number(r.is_local) === 1);
+      if (local && local.shard_num !== i + 1) {
+        throw new Error(`ClickHouse host ${this.target.hosts[i]} is shard ${local.shard_num} of "${cluster}", but it is host ${i + 1} in OPS_EVENTS_URL: list the hosts in shard order`);
+      }
+    }
+  }
+
+  // ---- statements --------------------------------------------------------------------------
+
+  /**
+   * ClickHouse's own refusals carry its error code ("Code: 241, e.displayText() = …" from 18.16,
+   * whose format the client library does not parse; `code` from current servers). Anything
+   * without one is the connection: the server is unreachable.
+   */
+  private translate(error: unknown): Error {
+    if (error instanceof EventStoreUnavailableError || error instanceof EventStoreResourceError) return error;
+    const e = error as Error & { code?: string };
+    const code = e.code && /^\d+$/.test(e.code) ? e.code : /\bCode: (\d+)/.exec(e.message ?? '')?.[1];
+    if (code && resourceCodes.has(code)) return new EventStoreResourceError(error);
+    if (code) return e; // ClickHouse refused the statement: a fault of ours
+    return new EventStoreUnavailableError(`ClickHouse is unreachable: ${e.message}`, error);
+  }
+
+  private async command(client: ClickHouseClient, sql: string): Promise<void> {
+    try {
+      await client.command({ query: sql });
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  private async select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]> {
+    if (this.closed) throw new Error('event store closed');
+    try {
+      const result = await client.query({
+        query: bindParams(sql, params),
+        format: 'JSONEachRow',
+        clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
+      });
+      return await result.json<T>();
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  /** A read on the Distributed (or only) `events` table, spread over the hosts. */
+  private read<T>(sql: string, params: readonly SqlValue[]): Promise<T[]> {
+    const client = this.clients[this.readReplica++ % this.clients.length]!;
+    return this.select<T>(client, sql, params);
+  }
+
+  private get first(): ClickHouseClient {
+    return this.clients[0]!;
+  }
+
+  // ---- loading -----------------------------------------------------------------------------
+
+  async loadedSeq(): Promise<number> {
+    const [row] = await this.select<{ p: string }>(this.first, `SELECT toUInt64(max(position)) AS p FROM ${this.db}.event_loader`, []);
+    this.loaded = Number(row?.p ?? 0);
+    await this.findPresent();
+    return this.loaded;
+  }
+
+  /** Which seqs past the loaded position a half-landed load stored. */
+  private async findPresent(): Promise<void> {
+    const rows = await this.select<{ seq: string }>(this.first, `SELECT seq FROM ${this.db}.events WHERE seq > ?`, [this.loaded]);
+    this.present = rows.length ? new Set(rows.map((r) => Number(r.seq))) : undefined;
+    this.presentUnknown = false;
+  }
+
+  async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
+    if (this.closed) throw new Error('event store closed');
+    if (this.presentUnknown) await this.findPresent();
+    const rows = new RowBinaryWriter();
+    let count = 0;
+    const present = this.present;
+    for (const { firstSeq, body } of records) {
+      const batch = new BatchReader(body);
+      const tenant = tenantKey(batch.tenant);
+      let seq = firstSeq;
+      while (batch.next()) {
+        const rowSeq = seq++;
+        if (present?.has(rowSeq)) continue;
+        count++;
+        const payload = batch.text(4) ?? '{}';
+        const flat = flattenPayload(payload);
+        const { textStart: start, textLength: length } = batch;
+        rows.string(tenant);
+        rows.string(batch.datasetId);
+        rows.int64(Math.trunc(batch.ts));
+        rows.bytes(body, batch.eventIdAt, 36);
+        rows.int64(rowSeq);
+        rows.int64(Math.trunc(batch.ingestedAt));
+        rows.uint8(batch.severity);
+        rows.bytes(body, Math.max(start[0]!, 0), Math.max(length[0]!, 0)); // event
+        rows.nullableBytes(body, start[1]!, length[1]!); // actor
+        rows.nullableBytes(body, start[2]!, length[2]!); // source
+        rows.bytes(body, Math.max(start[3]!, 0), Math.max(length[3]!, 0)); // message
+        rows.string(payload);
+        rows.int32(batch.bytesRaw);
+        rows.stringArray(flat.paths);
+        rows.uint8Array(flat.types);
+        rows.stringArray(flat.text);
+        rows.float64Array(flat.numbers);
+        rows.stringArray(flat.json);
+      }
+    }
+    try {
+      if (count) {
+        const result = await this.first.exec({
+          query: `INSERT INTO ${this.db}.events (${insertColumns}) FORMAT RowBinary`,
+          values: Readable.from([rows.written]),
+          // Through a Distributed table: answered once every shard has its rows (not queued).
+          clickhouse_settings: this.target.cluster ? { insert_distributed_sync: 1 } : {},
+        });
+        result.stream.resume();
+      }
+      await this.command(this.first, `INSERT INTO ${this.db}.event_loader (position) VALUES (${Math.trunc(lastSeq)})`);
+    } catch (error) {
+      // Some rows may be stored: the next attempt asks which (findPresent) before loading again.
+      this.presentUnknown = true;
+      throw this.translate(error);
+    }
+    this.loaded = lastSeq;
+    if (present && [...present].every((s) => s <= lastSeq)) this.present = undefined;
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  async existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]> {
+    const found: string[] = [];
+    const ids = eventIds.filter(isUuid);
+    for (let i = 0; i < ids.length; i += 1000) {
+      const chunk = ids.slice(i, i + 1000);
+      const rows = await this.read<{ event_id: string }>(
+        `SELECT event_id FROM ${this.db}.events WHERE tenant = ? AND event_id IN (${chunk.map(() => '?').join(', ')})`,
+        [tenantKey(tenant), ...chunk],
+      );
+      for (const r of rows) found.push(r.event_id);
+    }
+    return found;
+  }
+
+  /**
+   * One page, newest first, in two statements: the keys of the page (ts, event_id: the filter's
+   * columns and two more are read), widening the time window until the page is full; then the
+   * page's rows by key, within the page's time range.
+   */
+  async query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
+    const limit = Math.trunc(request.limit);
+    const where = whereOf(request.filter);
+    const tenantParam = tenantKey(tenant);
+    const anchor = request.after ? request.after.ts : Date.now();
+    let keys: Array<{ ts: string; event_id: string }> = [];
+    for (const window of pageWindowsMs) {
+      const params: SqlValue[] = [tenantParam, ...request.filter.params];
+      let sql = `SELECT ts, event_id FROM ${this.db}.events WHERE tenant = ? AND (${where})`;
+      if (request.after) {
+        sql += ' AND (ts < ? OR (ts = ? AND event_id < ?))';
+        params.push(request.after.ts, request.after.ts, request.after.event_id);
+      }
+      if (Number.isFinite(window)) {
+        sql += ' AND ts >= ?';
+        params.push(anchor - window);
+      }
+      keys = await this.read(`${sql} ORDER BY ts DESC, event_id DESC LIMIT ${limit + 1}`, params);
+      if (keys.length > limit) break;
+    }
+    const page = keys.slice(0, limit);
+    if (page.length === 0) return { events: [], more: false };
+    const tsList = page.map((k) => Number(k.ts));
+    const rows = await this.read<EventRow>(
+      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND ts >= ? AND ts <= ? AND event_id IN (${page.map(() => '?').join(', ')})`,
+      [tenantParam, Math.min(...tsList), Math.max(...tsList), ...page.map((k) => k.event_id)],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.ts}|${r.event_id}`, r]));
+    const events = page.flatMap((k) => {
+      const row = byKey.get(`${k.ts}|${k.event_id}`);
+      return row ? [toStoredEvent(row)] : [];
+    });
+    return { events, more: keys.length > limit };
+  }
+
+  async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
+    const rows = await this.read<{ value: string | number | null; n: string }>(
+      `SELECT ${request.key.sql} AS value, count() AS n FROM ${this.db}.events WHERE tenant = ? AND (${whereOf(request.filter)}) ` +
+        `GROUP BY value ORDER BY n DESC, value ASC NULLS LAST LIMIT ${Math.trunc(request.limit)}`,
+      [...request.key.params, tenantKey(tenant), ...request.filter.params],
+    );
+    return rows.map((r) => ({ key: r.value, count: Number(r.n) }));
+  }
+
+  /** Counts straight from the events: the (tenant, ts) index reads only the window's rows. */
+  async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {
+    if (!datasetIds.length) return [];
+    const rows = await this.read<{ dataset_id: string; n: string }>(
+      `SELECT dataset_id, count() AS n FROM ${this.db}.events WHERE tenant = ? AND ts >= ? ` +
+        `AND dataset_id IN (${datasetIds.map(() => '?').join(', ')}) GROUP BY dataset_id`,
+      // Whole minutes, like the DuckDB engine's per-minute rollup.
+      [tenantKey(tenant), Math.floor(sinceMs / 60_000) * 60_000, ...datasetIds],
+    );
+    return rows.map((r) => [r.dataset_id, Number(r.n)]);
+  }
+
+  /**
+   * Discovery over a bounded sample (fieldStatsLimits): the newest events of the window, at most
+   * 2,000 and about 2 MB (by their size as sent: reading the payloads to measure them would
+   * read them all), then their payloads, walked in discoverFields.
+   */
+  async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
+    const where = `tenant = ? AND dataset_id = ? AND ts >= ?`;
+    const params: SqlValue[] = [tenantKey(tenant), request.datasetId, request.sinceMs];
+    const sizes = await this.read<{ seq: string; bytes_raw: number }>(
+      `SELECT seq, bytes_raw FROM ${this.db}.events WHERE ${where} ORDER BY seq DESC LIMIT ${fieldStatsLimits.sampleEvents}`,
+      params,
+    );
+    if (sizes.length === 0) return { fields: [], sampledEvents: 0, truncated: false };
+    const to = Number(sizes[0]!.seq);
+    let from = to;
+    let bytes = 0;
+    let count = 0;
+    for (const { seq, bytes_raw } of sizes) {
+      bytes += bytes_raw;
+      if (count > 0 && bytes > fieldStatsLimits.sampleBytes) break;
+      from = Number(seq);
+      count++;
+    }
+    const rows = await this.read<{ payload: string }>(
+      `SELECT payload FROM ${this.db}.events WHERE ${where} AND seq >= ? AND seq <= ? ORDER BY seq DESC`,
+      [...params, from, to],
+    );
+    const { fields, truncated } = discoverFields(
+      rows.map((r) => r.payload),
+      request.maxKeys,
+      request.maxSamples,
+    );
+    return { fields, sampledEvents: rows.length, truncated };
+  }
+
+  /** One retention delete at a time (see deleteBeforeNow). */
+  deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+    const run = this.deletes.then(() => this.deleteBeforeNow(tenant, datasetId, beforeMs));
+    this.deletes = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Retention: counts what is due, and only when something is, deletes it with a mutation on
+   * every shard (ALTER … DELETE; 18.16 rewrites the parts holding rows, in the background) and
+   * waits until the mutations are done, so a read after the purge no longer sees the rows.
+   */
+  private async deleteBeforeNow(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
+    const params: SqlValue[] = [tenantKey(tenant), datasetId, beforeMs];
+    const [row] = await this.read<{ n: string }>(`SELECT count() AS n FROM ${this.db}.events WHERE tenant = ? AND dataset_id = ? AND ts < ?`, params);
+    const due = Number(row?.n ?? 0);
+    if (due === 0) return 0;
+    const deadline = Date.now() + 10 * this.target.timeoutMs;
+    for (const client of this.clients) {
+      await this.command(client, bindParams(`ALTER TABLE ${this.db}.${this.table} DELETE WHERE tenant = ? AND dataset_id = ? AND ts < ?`, params));
+    }
+    for (const client of this.clients) {
+      for (;;) {
+        const [pending] = await this.select<{ n: string }>(
+          client,
+          'SELECT count() AS n FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0',
+          [this.db, this.table],
+        );
+        if (Number(pending?.n ?? 0) === 0) break;
+        if (Date.now() > deadline) throw new EventStoreUnavailableError('ClickHouse has not finished deleting expired events; they go at the next purge');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    return due;
+  }
+
+  async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
+    const rows = await this.read<EventRow>(
+      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND seq > ? AND (${whereOf(request.filter)}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
+      [tenantKey(tenant), request.afterSeq, ...request.filter.params],
+    );
+    return rows.map(toStoredEvent);
+  }
+
+  async ping(): Promise<void> {
+    for (const client of this.clients) await this.select(client, 'SELECT 1', []);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.deletes;
+    await Promise.all(this.clients.map((c) => c.close()));
+  }
+}

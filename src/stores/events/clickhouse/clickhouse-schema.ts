@@ -1,0 +1,72 @@
+/**
+ * The ClickHouse tables of the event store and their migrations.
+ *
+ * One host: `events` is a MergeTree table. A cluster: every host has `events_local` (MergeTree,
+ * its shard's rows) and `events`, a Distributed table over the cluster's `events_local`,
+ * sharded by tenant (cityHash64(tenant)), so every host can answer a read. ClickHouse's own
+ * DDL across a cluster (ON CLUSTER) needs ZooKeeper; the engine runs each migration on each
+ * host instead, and records it there in `ops_schema`.
+ *
+ * Rows: the columns of event-columns.ts in ClickHouse types (ts and ingested_at as Int64 epoch
+ * ms: 18.16 has no DateTime64; event_id as its lower-case text), the tenant as its key text
+ * (tenant.ts's tenantKey), and the payload flattened (payload-paths.ts). Sorted by (tenant, ts):
+ * a tenant's recent events are one contiguous range of the primary index, which is what pages
+ * (newest first), 24-hour counts and retention read. Partitions are 30-day buckets of ts: few
+ * enough that a batch of spread-out timestamps stays within current servers' 100 partitions per
+ * insert, small enough that merges stay bounded.
+ *
+ * `event_loader` (first host only is read) holds the write-ahead log position loaded so far.
+ */
+
+export interface SchemaLayout {
+  database: string;
+  cluster: string | undefined;
+}
+
+/** The MergeTree table holding rows on a host: `events` alone, `events_local` in a cluster. */
+export const mergeTreeTable = (layout: SchemaLayout): string => (layout.cluster ? 'events_local' : 'events');
+
+export const eventsColumnsDdl = `
+  tenant String,
+  dataset_id String,
+  ts Int64,
+  event_id String,
+  seq UInt64,
+  ingested_at Int64,
+  severity UInt8,
+  event String,
+  actor Nullable(String),
+  source Nullable(String),
+  message String,
+  payload String,
+  bytes_raw Int32,
+  payload_paths Array(String),
+  payload_types Array(UInt8),
+  payload_text Array(String),
+  payload_numbers Array(Float64),
+  payload_json Array(String)`;
+
+/** Migrations in order; each gives the statements one host runs (identifiers are validated names). */
+export const migrations: ReadonlyArray<{ version: number; what: string; statements: (layout: SchemaLayout) => string[] }> = [
+  {
+    version: 1,
+    what: 'events, the Distributed table over a cluster, and the loader position',
+    statements: (layout) => {
+      const db = layout.database;
+      const table = mergeTreeTable(layout);
+      const statements = [
+        `CREATE TABLE IF NOT EXISTS ${db}.${table} (${eventsColumnsDdl}\n) ENGINE = MergeTree PARTITION BY intDiv(ts, 2592000000) ORDER BY (tenant, ts)`,
+        `CREATE TABLE IF NOT EXISTS ${db}.event_loader (position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY tuple()`,
+      ];
+      if (layout.cluster) {
+        statements.push(
+          `CREATE TABLE IF NOT EXISTS ${db}.events AS ${db}.events_local ENGINE = Distributed(${layout.cluster}, ${db}, events_local, cityHash64(tenant))`,
+        );
+      }
+      return statements;
+    },
+  },
+];
+
+export const schemaTableDdl = (db: string): string =>
+  `CREATE TABLE IF NOT EXISTS ${db}.ops_schema (version UInt32, applied_at DateTime DEFAULT now()) ENGINE = MergeTree ORDER BY version`;
