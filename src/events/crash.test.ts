@@ -30,16 +30,24 @@ async function timesStored(port: number, token: string, q: string): Promise<Map<
 // Small segments and small loads: the loader commits, and deletes segments, many times a
 // second, so a kill at a random moment lands in every phase (mid-write, mid-load, between a
 // load's COMMIT and its segment's delete, mid-roll) over the five rounds.
-const serve = (dataDir: string, port: number) =>
+const serve = (dataDir: string, port: number, env: Record<string, string> = {}) =>
   serveProcess(dataDir, port, {
     OPS_RATE_LIMIT_PER_SECOND: '100000',
     OPS_RATE_LIMIT_BURST: '100000',
     OPS_EVENTS_SEGMENT_BYTES: '65536',
     OPS_EVENTS_LOAD_BATCH: '300',
+    ...env,
   });
+
+// On the ClickHouse leg the events go to a database of their own there: the kills then also land
+// between a load's INSERT and its position row, which only the engine's seq check makes safe.
+const clickhouseBase = process.env.OPS_TEST_CLICKHOUSE_URL;
 
 test('SIGKILL at random points of ingest and loading, 5 times: every answered event is stored exactly once', { timeout: 240_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-crash-'));
+  const testing = clickhouseBase ? await import('../stores/events/clickhouse/clickhouse-testing.js') : undefined;
+  const eventsUrl = testing?.freshClickHouseUrl(clickhouseBase!);
+  const engineEnv: Record<string, string> = eventsUrl ? { OPS_EVENTS_URL: eventsUrl } : {};
   const config = loadConfig({ OPS_DATA_DIR: dataDir });
   const setup = await createContext(config, systemClock);
   const org = await setup.orgs.createOrg({ name: 'Crash', plan: 'enterprise', ownerEmail: 'crash@example.com' });
@@ -52,7 +60,7 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
   let counter = 0;
   for (let round = 0; round < 5; round++) {
     // Each start replays what the kill before it left in the log.
-    const child = await serve(dataDir, port);
+    const child = await serve(dataDir, port, engineEnv);
     let stop = false;
     const client = async (c: number) => {
       while (!stop) {
@@ -86,7 +94,7 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
   assert.ok(acknowledged.size >= 10_000);
 
   // A last start replays the log; a query over HTTP right after sees every event (read-your-writes).
-  const again = await serve(dataDir, port);
+  const again = await serve(dataDir, port, engineEnv);
   const seen = await timesStored(port, token, 'dataset:crash');
   again.kill('SIGTERM');
   await new Promise((r) => again.once('exit', r));
@@ -97,6 +105,7 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
     assert.deepEqual(wal, [], 'a clean stop loads everything and leaves no segment');
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
+    if (eventsUrl) await testing!.dropClickHouseDatabase(eventsUrl);
   }
 });
 
