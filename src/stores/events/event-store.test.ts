@@ -139,8 +139,9 @@ describe('LoggedEventStore: the log in front of the loader', () => {
 
   test('a query right after an acknowledgement sees the events, however far behind the loader is', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ryw-'));
-    // One event per load: 300 one-event appends leave the loader hundreds of loads behind.
-    const store = await open(dir, { maxEventsPerLoad: 1 });
+    // One event per load: 300 one-event appends leave the loader hundreds of loads behind. The
+    // read may wait for all of them (a loaded CI machine took over the default 10 s once).
+    const store = await open(dir, { maxEventsPerLoad: 1, readWaitMs: 60_000 });
     try {
       await Promise.all(Array.from({ length: 300 }, (_, i) => store.append(a, [ev(i, { event: `e${i}` })])));
       assert.ok(store.backlog > 0, 'the loader is still behind when the query arrives');
