@@ -9,7 +9,7 @@ import type { EnginePageRequest, EventEngine, LoadRecord } from './engine.js';
 import { DuckDbLoader } from './duckdb-loader.js';
 import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
 import { isUuid } from '../../shared/ids.js';
-import { discoverFields, fieldStatsLimits } from './field-stats.js';
+import { discoverFields, fieldStatsLimits, sampleRange } from './field-stats.js';
 import { ReadGate } from './read-gate.js';
 
 const noNames: ReadonlyMap<string, string> = new Map();
@@ -178,16 +178,7 @@ export class DuckDbEngine implements EventEngine {
       `SELECT seq, strlen(payload) FROM events WHERE ${where} AND seq >= ? ORDER BY seq DESC LIMIT ${limit}`,
       [...params, oldest],
     );
-    const to = sizes[0]?.[0] ?? oldest;
-    let from = to;
-    let bytes = 0;
-    let count = 0;
-    for (const [seq, size] of sizes) {
-      bytes += Number(size);
-      if (count > 0 && bytes > fieldStatsLimits.sampleBytes) break;
-      from = seq!;
-      count++;
-    }
+    const { from, to } = sampleRange(sizes.map(([seq, size]) => [seq!, Number(size)] as const)) ?? { from: oldest, to: oldest };
     // Between the seqs measured: events appended meanwhile are not in the byte count.
     const rows = await this.read(`SELECT payload FROM events WHERE ${where} AND seq BETWEEN ? AND ? ORDER BY seq DESC`, [...params, from, to]);
     const { fields, truncated } = discoverFields(

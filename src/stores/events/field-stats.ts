@@ -8,6 +8,25 @@ import type { FieldStat } from './event-store.js';
  */
 export const fieldStatsLimits = { sampleEvents: 2_000, sampleBytes: 2_000_000, depth: 32, paths: 1_000 } as const;
 
+/**
+ * The seq range of the sample: from the newest event back while the sizes fit `sampleBytes`
+ * (at least one event). `sizes` are [seq, bytes], newest first; undefined when empty.
+ */
+export function sampleRange<S>(sizes: ReadonlyArray<readonly [S, number]>): { from: S; to: S } | undefined {
+  if (sizes.length === 0) return undefined;
+  const to = sizes[0]![0];
+  let from = to;
+  let bytes = 0;
+  let count = 0;
+  for (const [seq, size] of sizes) {
+    bytes += size;
+    if (count > 0 && bytes > fieldStatsLimits.sampleBytes) break;
+    from = seq;
+    count++;
+  }
+  return { from, to };
+}
+
 interface PathStats {
   /** Distinct values, as `s` + string or `j` + JSON text. */
   values: Set<string>;

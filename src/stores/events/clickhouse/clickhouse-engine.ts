@@ -15,7 +15,7 @@ import {
 } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
 import { BatchReader } from '../event-batch.js';
-import { discoverFields, fieldStatsLimits } from '../field-stats.js';
+import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
@@ -408,20 +408,11 @@ export class ClickHouseEngine implements EventEngine {
       `SELECT seq, bytes_raw FROM ${this.db}.events WHERE ${where} ORDER BY seq DESC LIMIT ${fieldStatsLimits.sampleEvents}`,
       params,
     );
-    if (sizes.length === 0) return { fields: [], sampledEvents: 0, truncated: false };
-    const to = Number(sizes[0]!.seq);
-    let from = to;
-    let bytes = 0;
-    let count = 0;
-    for (const { seq, bytes_raw } of sizes) {
-      bytes += bytes_raw;
-      if (count > 0 && bytes > fieldStatsLimits.sampleBytes) break;
-      from = Number(seq);
-      count++;
-    }
+    const range = sampleRange(sizes.map((r) => [Number(r.seq), r.bytes_raw] as const));
+    if (!range) return { fields: [], sampledEvents: 0, truncated: false };
     const rows = await this.read<{ payload: string }>(
       `SELECT payload FROM ${this.db}.events WHERE ${where} AND seq >= ? AND seq <= ? ORDER BY seq DESC`,
-      [...params, from, to],
+      [...params, range.from, range.to],
     );
     const { fields, truncated } = discoverFields(
       rows.map((r) => r.payload),
