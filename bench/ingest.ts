@@ -2,8 +2,14 @@
 // concurrent clients) against the machine's limits measured in the same run: the same bytes
 // through JSON.parse alone, and a bare DuckDB appender. Prints events/s, MB/s, p99, peak RSS
 // and bytes on disk per event against the raw NDJSON.
+//
+// Then the same load against a server whose events go to ClickHouse (OPS_EVENTS_URL=clickhouse://…,
+// a database of this run's own; bench/clickhouse-support.ts says which ClickHouse, or one line
+// why it was skipped): the same figures, plus the rate of loading into ClickHouse (count() every
+// second until every acknowledged event is visible), and both side by side.
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { v7 } from 'uuid';
@@ -16,6 +22,7 @@ import { EventChunkBuilder } from '../src/stores/events/duckdb-chunk.js';
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
+import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const clients = Number(process.env.BENCH_CLIENTS ?? 6);
@@ -107,11 +114,15 @@ async function appenderBaseline(): Promise<number> {
 const parseRate = parseBaseline();
 const appenderRate = await appenderBaseline();
 
-const dataDir = tempDir('bench-ingest-');
-const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
-const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
-const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
-await ctx.close();
+/** A data directory with an organisation and a token of every scope (the server is not running). */
+async function prepareDataDir(): Promise<{ dataDir: string; token: string }> {
+  const dataDir = tempDir('bench-ingest-');
+  const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
+  const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
+  const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
+  await ctx.close();
+  return { dataDir, token };
+}
 // The compiled server with the flags of `npm start` (npm run bench:ingest builds first): under
 // tsx, each thread also runs tsx's loader, which added ~60 MB of RSS to the figure.
 async function spawnServer(env: Record<string, string>) {
@@ -130,164 +141,344 @@ async function spawnServer(env: Record<string, string>) {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  const stop = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM')));
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
   return { child, apiUrl, stop };
-}
-const server = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
-const url = new URL(`${server.apiUrl}/v1/datasets/bench/ingest`);
-const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-
-function post(payload: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('end', () => {
-          if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}: ${Buffer.concat(chunks).toString()}`));
-          resolve((JSON.parse(Buffer.concat(chunks).toString()) as { ingested: number }).ingested);
-        });
-      },
-    );
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
-let peakRss = 0;
-/** utime and stime of the server process, in seconds (Linux). */
-const serverTimes = () => {
-  try {
-    const fields = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
-  } catch {
-    return { user: NaN, system: NaN };
-  }
-};
-const serverCpu = () => {
-  const t = serverTimes();
-  return t.user + t.system;
-};
-const sampleRss = () => {
-  try {
-    const status = fs.readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
-    peakRss = Math.max(peakRss, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
-  } catch {
-    // not Linux
-  }
-};
-
-async function run(durationMs: number) {
-  const latencies: number[] = [];
-  let events = 0;
-  let bytes = 0;
-  const deadline = performance.now() + durationMs;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: clients }, async (_, c) => {
-      let i = c;
-      while (performance.now() < deadline) {
-        const payload = bodies[i++ % bodies.length]!;
-        const t0 = performance.now();
-        const ingested = await post(payload);
-        events += ingested;
-        latencies.push(performance.now() - t0);
-        bytes += payload.length;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { eventsPerSecond: events / elapsed, mbPerSecond: bytes / 1e6 / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, events };
-}
-
-/**
- * Query freshness, as a user sees it: one probe event is ingested, and as soon as it is
- * acknowledged a query asks for it. Reads wait for the loader to reach every acknowledged event
- * (read-your-writes), so the time from the acknowledgement to the answer holding the probe is
- * the lag from acknowledged to queryable (plus one small query).
- */
-async function probeFreshness(until: () => boolean): Promise<number[]> {
-  const lags: number[] = [];
-  for (let n = 0; !until(); n++) {
-    const marker = `probe-${n}-${Date.now()}`;
-    const ack = await fetch(`${server.apiUrl}/v1/datasets/probe/ingest`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'probe', message: marker }) });
-    if (!ack.ok) throw new Error(`probe ingest: ${ack.status} ${await ack.text()}`);
-    const acked = performance.now();
-    const answer = await fetch(`${server.apiUrl}/v1/query`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ q: `dataset:probe AND message == "${marker}"` }) });
-    const found = ((await answer.json()) as { events?: unknown[] }).events?.length ?? 0;
-    if (!answer.ok || found !== 1) throw new Error(`probe ${marker} not found right after its acknowledgement (status ${answer.status})`);
-    lags.push(performance.now() - acked);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return lags.sort((x, y) => x - y);
-}
-
-/** Requests paced to `eventsPerSecond` (1,000 events each): acknowledgement latency at that load. */
-async function paced(eventsPerSecond: number, durationMs: number) {
-  const latencies: number[] = [];
-  const interval = 1000 / (eventsPerSecond / perRequest);
-  const started = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; performance.now() - started < durationMs; i++) {
-    const due = started + i * interval;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const t0 = performance.now();
-    inFlight.push(post(bodies[i % bodies.length]!).then(() => void latencies.push(performance.now() - t0)));
-  }
-  await Promise.all(inFlight);
-  latencies.sort((x, y) => x - y);
-  return { p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, requests: latencies.length };
 }
 
 const pacedRate = Number(process.env.BENCH_PACED_RATE ?? 60_000);
-let result;
-let cpuPerEvent: number;
-let systemPerEvent: number;
-let lags: number[];
-let pacedResult;
-try {
-  await run(2_000); // warm-up (JIT, first row groups)
-  const timer = setInterval(sampleRss, 200);
-  const cpuBefore = serverCpu();
-  const systemBefore = serverTimes().system;
-  let done = false;
-  const probing = probeFreshness(() => done);
-  result = await run(seconds * 1000);
-  done = true;
-  cpuPerEvent = ((serverCpu() - cpuBefore) / result.events) * 1e6;
-  systemPerEvent = ((serverTimes().system - systemBefore) / result.events) * 1e6;
-  lags = await probing;
-  pacedResult = await paced(pacedRate, 10_000);
-  clearInterval(timer);
-  sampleRss();
-} finally {
-  agent.destroy();
-  await server.stop();
+
+/** What loading into ClickHouse did: count() every second from the saturated run on, until every acknowledged event was there. */
+interface ClickHouseLoad {
+  /** Events visible at the end of the saturated run, and acknowledged by then. */
+  visibleAtEnd: number;
+  ackedAtEnd: number;
+  /** Seconds from the end of the saturated run until count() reached every acknowledged event (NaN: not within the limit). */
+  drainSeconds: number;
+  /** Events loaded per second from the start of the saturated run until drained. */
+  sustainedRate: number;
+  /** The best and worst 5-second window of count() while loading, events/s. */
+  windowMax: number;
+  windowMin: number;
+  /** Our server's CPU (all threads) from the start of the saturated run until drained, µs per event. */
+  serverCpuPerEventDrained: number;
+  /** The ClickHouse servers' CPU (both shards, this machine) over the same time, µs per event; NaN when not local. */
+  clickhouseCpuPerEvent: number;
+  probeFailures: number;
 }
-const eventsDir = path.join(dataDir, 'events');
+
+interface EngineRun {
+  result: { eventsPerSecond: number; mbPerSecond: number; p50: number; p99: number; events: number };
+  cpuPerEvent: number;
+  systemPerEvent: number;
+  lags: number[];
+  pacedResult: { p50: number; p99: number; requests: number };
+  peakRss: number;
+  /** The machine's 1-minute load average when the server started and when it stopped (2 cores). */
+  loadAverage: [number, number];
+  clickhouse?: ClickHouseLoad;
+}
+
+/**
+ * One server under the load: warm-up, the saturated run with freshness probes beside it, then
+ * (ClickHouse: once the backlog has drained) the paced run. `clickhouse`: the events are in
+ * ClickHouse (OPS_EVENTS_URL in `env`), whose count() is followed meanwhile.
+ */
+async function benchServer(dataDir: string, token: string, env: Record<string, string>, clickhouse?: ClickHouseHosts): Promise<EngineRun> {
+  const loadBefore = os.loadavg()[0]!;
+  const server = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000', ...env });
+  const url = new URL(`${server.apiUrl}/v1/datasets/bench/ingest`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  /** Events the server has acknowledged so far (all runs and probes). */
+  let acked = 0;
+
+  function post(payload: Buffer): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const request = http.request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (c: Buffer) => chunks.push(c));
+          response.on('end', () => {
+            if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}: ${Buffer.concat(chunks).toString()}`));
+            const ingested = (JSON.parse(Buffer.concat(chunks).toString()) as { ingested: number }).ingested;
+            acked += ingested;
+            resolve(ingested);
+          });
+        },
+      );
+      request.on('error', reject);
+      request.end(payload);
+    });
+  }
+
+  let peakRss = 0;
+  /** utime and stime of the server process, in seconds (Linux). */
+  const serverTimes = () => {
+    try {
+      const fields = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+    } catch {
+      return { user: NaN, system: NaN };
+    }
+  };
+  const serverCpu = () => {
+    const t = serverTimes();
+    return t.user + t.system;
+  };
+  const sampleRss = () => {
+    try {
+      const status = fs.readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
+      peakRss = Math.max(peakRss, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
+    } catch {
+      // not Linux
+    }
+  };
+
+  async function run(durationMs: number) {
+    const latencies: number[] = [];
+    let events = 0;
+    let bytes = 0;
+    const deadline = performance.now() + durationMs;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        let i = c;
+        while (performance.now() < deadline) {
+          const payload = bodies[i++ % bodies.length]!;
+          const t0 = performance.now();
+          const ingested = await post(payload);
+          events += ingested;
+          latencies.push(performance.now() - t0);
+          bytes += payload.length;
+        }
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { eventsPerSecond: events / elapsed, mbPerSecond: bytes / 1e6 / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, events };
+  }
+
+  /**
+   * Query freshness, as a user sees it: one probe event is ingested, and as soon as it is
+   * acknowledged a query asks for it. Reads wait for the loader to reach every acknowledged event
+   * (read-your-writes), so the time from the acknowledgement to the answer holding the probe is
+   * the lag from acknowledged to queryable (plus one small query). `failures`: count a probe
+   * that is not answered (ClickHouse behind by more than the read wait) instead of throwing.
+   */
+  async function probeFreshness(until: () => boolean, failures?: { n: number }): Promise<number[]> {
+    const lags: number[] = [];
+    for (let n = 0; !until(); n++) {
+      const marker = `probe-${n}-${Date.now()}`;
+      const ack = await fetch(`${server.apiUrl}/v1/datasets/probe/ingest`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'probe', message: marker }) });
+      if (!ack.ok) throw new Error(`probe ingest: ${ack.status} ${await ack.text()}`);
+      acked++;
+      const acknowledged = performance.now();
+      const answer = await fetch(`${server.apiUrl}/v1/query`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ q: `dataset:probe AND message == "${marker}"` }) });
+      const found = ((await answer.json()) as { events?: unknown[] }).events?.length ?? 0;
+      if (!answer.ok || found !== 1) {
+        if (!failures) throw new Error(`probe ${marker} not found right after its acknowledgement (status ${answer.status})`);
+        failures.n++;
+      } else lags.push(performance.now() - acknowledged);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return lags.sort((x, y) => x - y);
+  }
+
+  /** Requests paced to `eventsPerSecond` (1,000 events each): acknowledgement latency at that load. */
+  async function paced(eventsPerSecond: number, durationMs: number) {
+    const latencies: number[] = [];
+    const interval = 1000 / (eventsPerSecond / perRequest);
+    const started = performance.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; performance.now() - started < durationMs; i++) {
+      const due = started + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const t0 = performance.now();
+      inFlight.push(post(bodies[i % bodies.length]!).then(() => void latencies.push(performance.now() - t0)));
+    }
+    await Promise.all(inFlight);
+    latencies.sort((x, y) => x - y);
+    return { p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, requests: latencies.length };
+  }
+
+  /** count() through the Distributed table once a second, with the time it was asked. */
+  const counts: Array<{ t: number; n: number }> = [];
+  let counting = false;
+  const countLoop = async () => {
+    while (counting) {
+      const t = performance.now();
+      counts.push({ t, n: await clickhouse!.count() });
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (performance.now() - t))));
+    }
+  };
+
+  let result;
+  let cpuPerEvent: number;
+  let systemPerEvent: number;
+  let lags: number[];
+  let pacedResult;
+  let load: ClickHouseLoad | undefined;
+  try {
+    await run(2_000); // warm-up (JIT, first row groups)
+    const timer = setInterval(sampleRss, 200);
+    const cpuBefore = serverCpu();
+    const systemBefore = serverTimes().system;
+    const chPids = clickhouse ? clickHouseServerPids() : [];
+    const chCpuBefore = cpuSecondsOf(chPids);
+    let counted: Promise<void> | undefined;
+    let countStart = 0;
+    if (clickhouse) {
+      countStart = await clickhouse.count();
+      counting = true;
+      counted = countLoop();
+    }
+    const runStarted = performance.now();
+    let done = false;
+    const failures = { n: 0 };
+    const probing = probeFreshness(() => done, clickhouse ? failures : undefined);
+    result = await run(seconds * 1000);
+    done = true;
+    const runEnded = performance.now();
+    cpuPerEvent = ((serverCpu() - cpuBefore) / result.events) * 1e6;
+    systemPerEvent = ((serverTimes().system - systemBefore) / result.events) * 1e6;
+    lags = await probing;
+    if (clickhouse) {
+      // The backlog: wait until every acknowledged event is visible (at most BENCH_DRAIN_SECONDS).
+      const ackedAtEnd = acked;
+      const visibleAtEnd = counts.filter((c) => c.t <= runEnded).at(-1)?.n ?? countStart;
+      const limitMs = Number(process.env.BENCH_DRAIN_SECONDS ?? 300) * 1000;
+      let drainedAt = NaN;
+      let visible = 0;
+      while (performance.now() - runEnded < limitMs) {
+        visible = await clickhouse.count();
+        if (visible >= acked) {
+          drainedAt = performance.now();
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      counting = false;
+      await counted;
+      const loadedEvents = visible - countStart;
+      const windowRates: number[] = [];
+      for (let i = 0; i < counts.length; i++) {
+        const j = counts.findIndex((c) => c.t >= counts[i]!.t + 5_000);
+        if (j < 0) break;
+        if (counts[i]!.n >= acked) break;
+        windowRates.push(((counts[j]!.n - counts[i]!.n) / (counts[j]!.t - counts[i]!.t)) * 1000);
+      }
+      const end = Number.isNaN(drainedAt) ? performance.now() : drainedAt;
+      load = {
+        visibleAtEnd,
+        ackedAtEnd,
+        drainSeconds: (drainedAt - runEnded) / 1000,
+        sustainedRate: loadedEvents / ((end - runStarted) / 1000),
+        windowMax: windowRates.length ? Math.max(...windowRates) : NaN,
+        windowMin: windowRates.length ? Math.min(...windowRates) : NaN,
+        serverCpuPerEventDrained: ((serverCpu() - cpuBefore) / loadedEvents) * 1e6,
+        clickhouseCpuPerEvent: chPids.length ? ((cpuSecondsOf(chPids) - chCpuBefore) / loadedEvents) * 1e6 : NaN,
+        probeFailures: failures.n,
+      };
+    }
+    pacedResult = await paced(pacedRate, 10_000);
+    clearInterval(timer);
+    sampleRss();
+  } finally {
+    counting = false;
+    agent.destroy();
+    await server.stop();
+  }
+  return { result, cpuPerEvent, systemPerEvent, lags, pacedResult, peakRss, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
+}
+
+function printRun(title: string, r: EngineRun, disk: string) {
+  const { result, pacedResult, lags, cpuPerEvent, systemPerEvent, peakRss } = r;
+  console.log(title);
+  console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 130,000, then 260,000)`);
+  console.log(`  MB/s                ${fmt(result.mbPerSecond, 1)}`);
+  console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${clients} clients back to back)`);
+  console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
+  console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
+  console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; of which kernel ${fmt(systemPerEvent, 2)}; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
+  console.log(`  server peak RSS     ${fmt(peakRss / 1e6)} MB   (goal < 400)`);
+  console.log(disk);
+}
+
+// DuckDB (embedded), as ever.
+const duck = await prepareDataDir();
+const duckRun = await benchServer(duck.dataDir, duck.token, {});
+const eventsDir = path.join(duck.dataDir, 'events');
 const diskBytes = fs.readdirSync(eventsDir).filter((f) => f.startsWith('events.duckdb')).reduce((sum, f) => sum + fs.statSync(path.join(eventsDir, f)).size, 0);
-const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
+const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: duck.dataDir }), systemClock);
 await ctx2.close();
 const instance = await DuckDBInstance.create(path.join(eventsDir, 'events.duckdb'));
 const connection = await instance.connect();
 const stored = Number((await connection.runAndReadAll('SELECT count(*) FROM events')).getRows()[0]![0]);
 connection.closeSync();
 instance.closeSync();
-fs.rmSync(dataDir, { recursive: true, force: true });
+fs.rmSync(duck.dataDir, { recursive: true, force: true });
 
 const perEventOnDisk = diskBytes / stored;
-console.log(`ingest over HTTP: NDJSON, ${perRequest} events/request, ${clients} clients, ${seconds} s, ${fmt(rawBytesPerEvent)} bytes/event raw`);
-console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 130,000, then 260,000)`);
-console.log(`  MB/s                ${fmt(result.mbPerSecond, 1)}`);
-console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${clients} clients back to back)`);
-console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
-console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
-console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; of which kernel ${fmt(systemPerEvent, 2)}; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
-console.log(`  server peak RSS     ${fmt(peakRss / 1e6)} MB   (goal < 400)`);
-console.log(`  on disk             ${fmt(perEventOnDisk, 1)} bytes/event vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / perEventOnDisk, 1)}× smaller   (goal ≥ 5×; ${fmt(stored)} events stored)`);
+printRun(
+  `ingest over HTTP: NDJSON, ${perRequest} events/request, ${clients} clients, ${seconds} s, ${fmt(rawBytesPerEvent)} bytes/event raw`,
+  duckRun,
+  `  on disk             ${fmt(perEventOnDisk, 1)} bytes/event vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / perEventOnDisk, 1)}× smaller   (goal ≥ 5×; ${fmt(stored)} events stored)`,
+);
 console.log('same-run baselines');
 console.log(`  JSON.parse alone    ${fmt(parseRate)} lines/s (one core)`);
 console.log(`  DuckDB appender     ${fmt(appenderRate)} rows/s (data chunks of the events layout, COMMIT every 8,000 rows, one process)`);
+
+// ClickHouse: the same load against a server whose events go to ClickHouse (its own database).
+const found = await findClickHouse();
+if ('skipped' in found) {
+  console.log(`\nClickHouse skipped: ${found.skipped}`);
+  process.exit(0);
+}
+const chUrl = benchDatabaseUrl(found.base, 'ingest');
+const hosts = new ClickHouseHosts(chUrl);
+const ch = await prepareDataDir();
+let chRun: EngineRun;
+let chStored: number;
+let chParts: { parts: number; bytes: number; rows: number };
+try {
+  chRun = await benchServer(ch.dataDir, ch.token, { OPS_EVENTS_URL: chUrl }, hosts);
+  chStored = await hosts.count();
+  chParts = await hosts.parts();
+} finally {
+  await hosts.close();
+  await dropClickHouseDatabase(chUrl);
+  fs.rmSync(ch.dataDir, { recursive: true, force: true });
+}
+const load = chRun.clickhouse!;
+const chPerEvent = chParts.bytes / chParts.rows;
+console.log('');
+printRun(
+  `ingest over HTTP with events on ClickHouse ${found.version} (${hosts.clients.length} shard${hosts.clients.length > 1 ? 's' : ''}, OPS_EVENTS_URL=clickhouse://…): same load`,
+  chRun,
+  `  on disk             ${fmt(chPerEvent, 1)} bytes/event in ClickHouse (active parts, before merges) vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / chPerEvent, 1)}× smaller   (${fmt(chStored)} events stored)`,
+);
+const drained = Number.isNaN(load.drainSeconds) ? `not drained within ${process.env.BENCH_DRAIN_SECONDS ?? 300} s` : `drained ${fmt(load.drainSeconds, 1)} s after the run`;
+console.log(
+  `  load into ClickHouse ${fmt(load.sustainedRate)} events/s sustained (count() from the run's start until every acknowledged event was visible; ` +
+    `5 s windows ${fmt(load.windowMin)}–${fmt(load.windowMax)}); at the run's end ${fmt(load.visibleAtEnd)} of ${fmt(load.ackedAtEnd)} acknowledged were visible, ${drained}`,
+);
+console.log(
+  `  CPU until drained   our server ${fmt(load.serverCpuPerEventDrained, 2)} µs/event; ClickHouse servers ${Number.isNaN(load.clickhouseCpuPerEvent) ? 'not on this machine' : `${fmt(load.clickhouseCpuPerEvent, 2)} µs/event`}` +
+    (load.probeFailures ? `; ${load.probeFailures} freshness probes not answered within the read wait` : ''),
+);
+console.log('\nside by side (same run)');
+console.log(`  ${''.padEnd(28)} ${'duckdb'.padStart(12)} ${'clickhouse'.padStart(12)}`);
+const row = (label: string, d: string, c: string) => console.log(`  ${label.padEnd(28)} ${d.padStart(12)} ${c.padStart(12)}`);
+row('events/s (HTTP, acknowledged)', fmt(duckRun.result.eventsPerSecond), fmt(chRun.result.eventsPerSecond));
+row('request p99, ms (saturated)', fmt(duckRun.result.p99, 1), fmt(chRun.result.p99, 1));
+row(`ack p99 at ${fmt(pacedRate)}/s, ms`, fmt(duckRun.pacedResult.p99, 1), fmt(chRun.pacedResult.p99, 1));
+row('server CPU, µs/event', fmt(duckRun.cpuPerEvent, 2), fmt(chRun.cpuPerEvent, 2));
+row('server peak RSS, MB', fmt(duckRun.peakRss / 1e6), fmt(chRun.peakRss / 1e6));
+row('load average, start–end', duckRun.loadAverage.map((l) => fmt(l, 1)).join('–'), chRun.loadAverage.map((l) => fmt(l, 1)).join('–'));
+row('freshness p50, ms', fmt(duckRun.lags[Math.floor(duckRun.lags.length * 0.5)] ?? NaN, 1), fmt(chRun.lags[Math.floor(chRun.lags.length * 0.5)] ?? NaN, 1));
+console.log(
+  `goal: events/s on ClickHouse ≥ DuckDB's: ${chRun.result.eventsPerSecond >= duckRun.result.eventsPerSecond ? 'met' : 'not met'} ` +
+    `(${fmt((100 * chRun.result.eventsPerSecond) / duckRun.result.eventsPerSecond)}% of DuckDB's)`,
+);
+process.exit(0);

@@ -4,23 +4,36 @@
 // 90% of them across three datasets, another tenant the rest. For each size: median latency
 // of a filtered page, a payload-key filter and group-bys; raw DuckDB first (own instance, the
 // store's settings), then the real server on the same files.
+//
+// Then the same on ClickHouse (bench/clickhouse-support.ts says which; one line says why when
+// skipped): events generated straight into the cluster's MergeTree tables with SQL (numbers()),
+// the same distribution, the server (in this process) with OPS_EVENTS_URL=clickhouse://… on a
+// database of this run's own, and raw = a ClickHouseEngine opened directly in this process,
+// whose query/aggregate send the engine's statements with @clickhouse/client. Medians of both
+// engines side by side at the end.
 import http from 'node:http';
 import path from 'node:path';
 import fs from 'node:fs';
+import os from 'node:os';
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { loadConfig } from '../src/config/config.js';
 import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { eventColumns, tenantWhere } from '../src/stores/events/duckdb-sql.js';
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, parseSoql } from '../src/query/soql/index.js';
-import type { Tenant } from '../src/tenancy/tenant.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, parseSoql } from '../src/query/soql/index.js';
+import { maxGroups, pageSize } from '../src/query/query-service.js';
+import { ClickHouseEngine } from '../src/stores/events/clickhouse/clickhouse-engine.js';
+import { tenantKey, type Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';
+import { benchDatabaseUrl, ClickHouseHosts, dropClickHouseDatabase, findClickHouse, generateEvents, traceStatements } from './clickhouse-support.js';
 
 const sizes = (process.env.BENCH_QUERY_SIZES ?? '1000000,10000000').split(',').map(Number);
 const runs = Number(process.env.BENCH_RUNS ?? 15);
 /** Raw and HTTP measurements alternate this many times per size. */
 const phases = Number(process.env.BENCH_PHASES ?? 3);
+/** Warm-up runs per query and phase on ClickHouse (its caches are the server's; a run at 10M takes ~1 s). */
+const chWarmups = Number(process.env.BENCH_CH_WARMUPS ?? 2);
 
 const queries = [
   { name: 'filtered page', q: 'severity >= error AND source:srv-1*' },
@@ -30,32 +43,40 @@ const queries = [
 ];
 
 const dir = tempDir('ops-bench-query-');
-const config = loadConfig({
-  OPS_PORT: '0',
-  OPS_CDN_PORT: '0',
-  OPS_HOST: '127.0.0.1',
-  OPS_DATA_DIR: dir,
-  OPS_RATE_LIMIT_PER_SECOND: '100000',
-  OPS_RATE_LIMIT_BURST: '100000',
-});
+const serverEnv = (dataDir: string, extra: Record<string, string> = {}) =>
+  loadConfig({
+    OPS_PORT: '0',
+    OPS_CDN_PORT: '0',
+    OPS_HOST: '127.0.0.1',
+    OPS_DATA_DIR: dataDir,
+    OPS_RATE_LIMIT_PER_SECOND: '100000',
+    OPS_RATE_LIMIT_BURST: '100000',
+    ...extra,
+  });
+const config = serverEnv(dir);
 const start = () => startServer(config, { logger: false });
 const dbFile = path.join(dir, 'events', 'events.duckdb');
 
+/** Organisation, token and the three datasets (one seed event each, 30 days old) through the real server. */
+async function seed(server: Awaited<ReturnType<typeof startServer>>) {
+  const org = await server.ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com', ownerName: 'Bench' });
+  const tenant: Tenant = { orgId: org.org_id, projectId: org.project_id, mode: 'live' };
+  const { token } = await server.ctx.tokens.create({ tenant, name: 'bench', scopes: parseScopes(['logs:read', 'logs:write']), expiresAt: null });
+  for (const name of ['game', 'auth', 'matchmaking']) {
+    const r = await fetch(`${server.apiUrl}/v1/datasets/${name}/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ event: 'seed', ts: Date.now() - 30 * 86_400_000 }]),
+    });
+    if (!r.ok) throw new Error(`ingest ${name}: ${r.status} ${await r.text()}`);
+  }
+  const active = await server.events.datasets.listActive(tenant);
+  return { tenant, token, datasetIds: new Map(active.map((d) => [d.name, d.id])) };
+}
+
 // 1. Organisation, token and datasets through the real server.
 let server = await start();
-const org = await server.ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com', ownerName: 'Bench' });
-const tenant: Tenant = { orgId: org.org_id, projectId: org.project_id, mode: 'live' };
-const { token } = await server.ctx.tokens.create({ tenant, name: 'bench', scopes: parseScopes(['logs:read', 'logs:write']), expiresAt: null });
-for (const name of ['game', 'auth', 'matchmaking']) {
-  const r = await fetch(`${server.apiUrl}/v1/datasets/${name}/ingest`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify([{ event: 'seed', ts: Date.now() - 30 * 86_400_000 }]),
-  });
-  if (!r.ok) throw new Error(`ingest ${name}: ${r.status} ${await r.text()}`);
-}
-const active = await server.events.datasets.listActive(tenant);
-const datasetIds = new Map(active.map((d) => [d.name, d.id]));
+const { tenant, token, datasetIds } = await seed(server);
 const ids = [...datasetIds.values()];
 await server.close();
 
@@ -74,8 +95,8 @@ function storeSql(q: string, now: number, tenantId: number): { sql: string; para
 }
 
 /** `n` timed runs after warm-up runs (the first size also warms the JIT for the HTTP path). */
-const time = async (n: number, work: () => Promise<unknown>) => {
-  for (let k = 0; k < 5; k++) await work();
+const time = async (n: number, work: () => Promise<unknown>, warmups = 5) => {
+  for (let k = 0; k < warmups; k++) await work();
   const samples: number[] = [];
   for (let k = 0; k < n; k++) {
     const t = performance.now();
@@ -84,6 +105,43 @@ const time = async (n: number, work: () => Promise<unknown>) => {
   }
   return samples;
 };
+
+/**
+ * POST /v1/query with node:http and a keep-alive agent: the client shares this process with the
+ * server, and fetch's own per-response work (~1–2 ms for a 40 KB page) would be counted as the server's.
+ */
+function httpClient(apiUrl: string, bearer: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (q: string) =>
+    new Promise<{ events?: unknown[]; groups?: unknown[] }>((resolve, reject) => {
+      const payload = JSON.stringify({ q });
+      const request = http.request(
+        `${apiUrl}/v1/query`,
+        { method: 'POST', agent, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events?: unknown[]; groups?: unknown[] };
+            if (response.statusCode !== 200) reject(new Error(`${q}: ${response.statusCode} ${JSON.stringify(body)}`));
+            else resolve(body);
+          });
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(payload);
+    });
+  return { post, close: () => agent.destroy() };
+}
+
+/** A statement for the log: one line, a long IN list of event ids as its count. */
+const abbreviate = (sql: string) =>
+  sql.replace(/\s+/g, ' ').replace(/IN \(('[0-9a-f-]{36}'(?:, )?){4,}\)/g, (list) => `IN (${list.split(',').length} event ids)`);
+
+/** Medians of one engine at one size, by query name: HTTP, raw, and the answer's shape. */
+type SizeResult = Map<string, { http: number; raw: number; shape: string }>;
+const duckResults = new Map<number, SizeResult>();
 
 const openRaw = () => DuckDBInstance.create(dbFile, eventStoreSettings(path.join(dir, 'events', 'tmp')));
 
@@ -146,40 +204,21 @@ for (const size of sizes) {
     rawInstance.closeSync();
 
     server = await start();
-    // node:http with a keep-alive agent: the client shares this process with the server, and
-    // fetch's own per-response work (~1–2 ms for a 40 KB page) would be counted as the server's.
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const post = (q: string) =>
-      new Promise<{ events?: unknown[]; groups?: unknown[] }>((resolve, reject) => {
-        const payload = JSON.stringify({ q });
-        const request = http.request(
-          `${server.apiUrl}/v1/query`,
-          { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-          (response) => {
-            const chunks: Buffer[] = [];
-            response.on('data', (chunk: Buffer) => chunks.push(chunk));
-            response.on('end', () => {
-              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events?: unknown[]; groups?: unknown[] };
-              if (response.statusCode !== 200) reject(new Error(`${q}: ${response.statusCode} ${JSON.stringify(body)}`));
-              else resolve(body);
-            });
-            response.on('error', reject);
-          },
-        );
-        request.on('error', reject);
-        request.end(payload);
-      });
+    const client = httpClient(server.apiUrl, token);
     for (const { name, q } of queries) {
-      const sample = await post(q);
+      const sample = await client.post(q);
       shapes.set(name, sample.events ? `${sample.events.length} events` : `${sample.groups!.length} groups`);
-      httpSamples.get(name)!.push(...(await time(perPhase, () => post(q))));
+      httpSamples.get(name)!.push(...(await time(perPhase, () => client.post(q))));
     }
-    agent.destroy();
+    client.close();
     await server.close();
   }
+  const sizeResult: SizeResult = new Map();
+  duckResults.set(size, sizeResult);
   for (const { name, q } of queries) {
     const http = median(httpSamples.get(name)!);
     const r = median(rawSamples.get(name)!);
+    sizeResult.set(name, { http, raw: r, shape: shapes.get(name)! });
     console.log(
       `  ${name.padEnd(22)} http ${fmt(http, 1).padStart(8)} ms   duckdb ${fmt(r, 1).padStart(8)} ms   ratio ${fmt(http / r, 2)}×   (${shapes.get(name)}; q: ${q})`,
     );
@@ -187,4 +226,124 @@ for (const size of sizes) {
 }
 console.log('\ngoals: page < 50 ms; group-by over 10M < 500 ms; overhead over raw DuckDB ≤ 1.3×');
 fs.rmSync(dir, { recursive: true, force: true });
+
+// 4. ClickHouse.
+const found = await findClickHouse();
+if ('skipped' in found) {
+  console.log(`\nClickHouse skipped: ${found.skipped}`);
+  process.exit(0);
+}
+const chResults = await clickHouseBench(found.base, found.version);
+console.log('\nside by side, median ms (ratio = HTTP / raw; raw DuckDB: the statement on a DuckDB connection; raw ClickHouse: a ClickHouseEngine in this process)');
+console.log(`  ${'size'.padStart(10)}  ${'query'.padEnd(22)} ${'duckdb http'.padStart(11)} ${'raw'.padStart(8)} ${'ratio'.padStart(6)}  | ${'clickhouse http'.padStart(15)} ${'raw'.padStart(8)} ${'ratio'.padStart(6)}`);
+for (const size of sizes) {
+  for (const { name } of queries) {
+    const d = duckResults.get(size)?.get(name);
+    const c = chResults.get(size)?.get(name);
+    const cell = (r: { http: number; raw: number } | undefined, w: number) =>
+      r ? `${fmt(r.http, 1).padStart(w)} ${fmt(r.raw, 1).padStart(8)} ${(fmt(r.http / r.raw, 2) + '×').padStart(6)}` : '—'.padStart(w + 16);
+    console.log(`  ${fmt(size).padStart(10)}  ${name.padEnd(22)} ${cell(d, 11)}  | ${cell(c, 15)}`);
+  }
+}
+console.log('goals on ClickHouse: page < 50 ms; group-by over 10M < 500 ms; HTTP over the same statements sent straight to ClickHouse ≤ 1.3×');
 process.exit(0);
+
+/**
+ * The ClickHouse side: a server (in this process) on a database of this run's own, seeded like
+ * the DuckDB side; events generated on each shard with SQL; then raw (a ClickHouseEngine opened
+ * here: its query/aggregate are exactly the statements the server's engine sends, sent with
+ * @clickhouse/client, and their rows parsed) and HTTP in alternating phases. The database is
+ * dropped at the end, however the bench ends.
+ */
+async function clickHouseBench(baseUrl: string, version: string): Promise<Map<number, SizeResult>> {
+  const results = new Map<number, SizeResult>();
+  const url = benchDatabaseUrl(baseUrl, 'query');
+  const chDir = tempDir('ops-bench-query-ch-');
+  const hosts = new ClickHouseHosts(url);
+  let chServer: Awaited<ReturnType<typeof startServer>> | undefined;
+  let engine: ClickHouseEngine | undefined;
+  try {
+    console.log(`\nClickHouse ${version}: ${url.replace(/^clickhouse:\/\/[^@]*@/, 'clickhouse://')} (${hosts.clients.length} host${hosts.clients.length > 1 ? 's' : ''})`);
+    // The server migrates the database (the engine's tables) and loads the seed events.
+    chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url }), { logger: false });
+    const seeded = await seed(chServer);
+    const chIds = [...seeded.datasetIds.values()];
+    engine = await ClickHouseEngine.open(url);
+    const client = httpClient(chServer.apiUrl, seeded.token);
+
+    /** What the query service hands the store for `q` (query-service.ts), run on the engine directly. */
+    const rawCall = (q: string, now: number) => {
+      const query = parseSoql(q);
+      const compiled = compileFilter(query, { now, datasetIds: seeded.datasetIds }, 'clickhouse');
+      const filter = { where: `dataset_id IN (${chIds.map(() => '?').join(', ')}) AND (${compiled.where})`, params: [...chIds, ...compiled.params] };
+      if (query.groupBy) {
+        const key = compileGroupKey(query.groupBy, 'clickhouse');
+        return async () => (await engine!.aggregate(seeded.tenant, { filter, key, limit: maxGroups })).length;
+      }
+      return async () => (await engine!.query(seeded.tenant, { filter, limit: pageSize })).events.length;
+    };
+
+    let chGenerated = 0;
+    for (const size of sizes) {
+      const t = performance.now();
+      await generateEvents(hosts, { from: chGenerated, to: size, tenantKey: tenantKey(seeded.tenant), otherKey: 'other-org/other-project/live', datasetIds: chIds, base });
+      chGenerated = size;
+      const generatedMs = performance.now() - t;
+      // Like DuckDB's CHECKPOINT: measure the table as it settles, not while parts are merging.
+      const mergeMs = await hosts.waitForMerges();
+      const parts = await hosts.parts();
+      const shard = await hosts.select<{ s: string }>(0, `SELECT toString(cityHash64(${`'${tenantKey(seeded.tenant)}'`}) % ${hosts.clients.length} + 1) AS s`);
+      console.log(
+        `\n${fmt(size)} events on ClickHouse (generated in ${fmt(generatedMs / 1000, 1)} s, merges settled ${fmt(mergeMs / 1000, 1)} s later: ` +
+          `${parts.parts} parts, ${fmt(parts.bytes / 1e6)} MB; the bench tenant's 90% live on shard ${shard[0]?.s ?? '?'})`,
+      );
+
+      const now = Date.now();
+      const loadBefore = os.loadavg()[0]!;
+      const measureStarted = performance.now();
+      const rawSamples = new Map<string, number[]>(queries.map((q) => [q.name, []]));
+      const httpSamples = new Map<string, number[]>(queries.map((q) => [q.name, []]));
+      const shapes = new Map<string, string>();
+      const rawCounts = new Map<string, number>();
+      const perPhase = Math.max(1, Math.ceil(runs / phases));
+      for (let phase = 0; phase < phases; phase++) {
+        for (const { name, q } of queries) {
+          const call = rawCall(q, now);
+          rawCounts.set(name, await call());
+          rawSamples.get(name)!.push(...(await time(perPhase, call, chWarmups)));
+        }
+        for (const { name, q } of queries) {
+          const sample = await client.post(q);
+          shapes.set(name, sample.events ? `${sample.events.length} events` : `${sample.groups!.length} groups`);
+          httpSamples.get(name)!.push(...(await time(perPhase, () => client.post(q), chWarmups)));
+        }
+      }
+      console.log(`  (measured in ${fmt((performance.now() - measureStarted) / 1000)} s; machine load average ${fmt(loadBefore, 1)} before, ${fmt(os.loadavg()[0]!, 1)} after, on 2 cores)`);
+      const sizeResult: SizeResult = new Map();
+      results.set(size, sizeResult);
+      for (const { name, q } of queries) {
+        const h = median(httpSamples.get(name)!);
+        const r = median(rawSamples.get(name)!);
+        sizeResult.set(name, { http: h, raw: r, shape: shapes.get(name)! });
+        const mismatch = String(rawCounts.get(name)) === shapes.get(name)!.split(' ')[0] ? '' : `; raw gave ${rawCounts.get(name)}!`;
+        console.log(
+          `  ${name.padEnd(22)} http ${fmt(h, 1).padStart(8)} ms   clickhouse ${fmt(r, 1).padStart(8)} ms   ratio ${fmt(h / r, 2)}×   (${shapes.get(name)}${mismatch}; q: ${q})`,
+        );
+      }
+      // The statements behind each figure, timed one by one (one more run of each, traced).
+      for (const { name, q } of queries) {
+        const trace = await traceStatements(engine, rawCall(q, now));
+        console.log(`    ${name}: ${trace.length} statement${trace.length === 1 ? '' : 's'}: ${trace.map((s) => `${fmt(s.ms, 1)}`).join(' + ')} ms`);
+        if (process.env.BENCH_VERBOSE) for (const s of trace) console.log(`      ${fmt(s.ms, 1)} ms  ${abbreviate(s.sql)}`);
+      }
+    }
+    client.close();
+  } finally {
+    await engine?.close();
+    await chServer?.close();
+    await hosts.close();
+    await dropClickHouseDatabase(url);
+    fs.rmSync(chDir, { recursive: true, force: true });
+  }
+  return results;
+}

@@ -11,9 +11,15 @@
 // OPS_NATS_URL (B's wake-up reaches A over NATS at nats://127.0.0.1:4222, skipped when nothing
 // answers there), once without (A finds the event at its next poll, every OPS_TAIL_POLL_MS).
 // Every process started here is killed when the bench ends, however it ends (bench/support.ts).
+//
+// Then one more step in one process, BENCH_CH_SESSIONS sessions (default: the largest step),
+// with the server's events on ClickHouse (OPS_EVENTS_URL=clickhouse://…, a database of this
+// run's own, dropped at the end; bench/clickhouse-support.ts says which ClickHouse, or one line
+// why it was skipped): the same rounds, printed under the DuckDB steps.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import { createParser } from 'eventsource-parser';
 import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
@@ -21,12 +27,14 @@ import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { TailClient } from '../src/tail/test-client.js';
 import { fmt, freePort, startOpsctl, tcpReachable, tempDir, type Started } from './support.js';
+import { benchDatabaseUrl, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const steps = (process.env.BENCH_SESSIONS ?? '1,100,1000').split(',').map(Number);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
 const crossProcess = process.env.BENCH_CROSS !== '0';
 const crossSessions = Number(process.env.BENCH_CROSS_SESSIONS ?? Math.max(...steps));
-const maxSessions = Math.max(...steps, crossProcess ? crossSessions : 0);
+const chSessions = Number(process.env.BENCH_CH_SESSIONS ?? Math.max(...steps));
+const maxSessions = Math.max(...steps, crossProcess ? crossSessions : 0, chSessions);
 const natsUrl = 'nats://127.0.0.1:4222';
 const pollMs = Number(process.env.OPS_TAIL_POLL_MS ?? 1_000);
 const limitMs = 250;
@@ -44,6 +52,11 @@ for (let i = 0; i < Math.ceil(maxSessions / 3); i++) {
   readers.push((await ctx.tokens.create({ tenant, name: `reader-${i}`, scopes: parseScopes(['logs:read']), expiresAt: null })).token);
 }
 await ctx.close();
+// The ClickHouse step's server keeps its write-ahead log in a directory of its own, with the
+// same metadata (organisation, tokens) as a copy taken before any server ran.
+const clickhouse = await findClickHouse();
+const chDataDir = tempDir('bench-tail-ch-');
+fs.cpSync(dataDir, chDataDir, { recursive: true });
 
 const common = { OPS_SECRET_KEY: secret, OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' };
 /** `opsctl serve` from source, answering /readyz; its API's base URL. */
@@ -187,6 +200,7 @@ const describe = (l: Latencies) =>
   ` (${fmt((100 * l.early) / l.fromAnswer.length, 0)}% before the answer) | from request p50 ${fmt(pct(l.fromRequest, 50), 1)} ms p99 ${fmt(pct(l.fromRequest, 99), 1)} ms`;
 
 const results: string[] = [];
+let chResult: string | undefined;
 const crossResults: string[] = [];
 let baseline: number | undefined;
 let singleAtCross: Latencies | undefined;
@@ -211,6 +225,31 @@ try {
   }
   closeSessions();
   await one.server.stop();
+
+  if (!('skipped' in clickhouse)) {
+    // One process again, its events on ClickHouse: ingest loads into ClickHouse before the
+    // sessions' read (read-your-writes), so delivery includes the load.
+    const chUrl = benchDatabaseUrl(clickhouse.base, 'tail');
+    try {
+      const ch = await serve({ OPS_DATA_DIR: chDataDir, OPS_EVENTS_URL: chUrl });
+      started.push(ch.server);
+      const chPid = ch.server.child.pid!;
+      await warm(ch.baseUrl, ch.baseUrl);
+      const chBaseline = await rssKb(chPid);
+      await openSessions(ch.baseUrl, 0, chSessions);
+      await sleep(1_500);
+      const rss = await rssKb(chPid);
+      const latencies = await measure(ch.baseUrl, chSessions, () => 30);
+      chResult =
+        `${String(chSessions).padStart(5)} sessions | ${describe(latencies)} | server RSS ${fmt(rss / 1024, 1)} MB, ${fmt((rss - chBaseline) / chSessions, 1)} KB per open session` +
+        ` | events on ClickHouse ${clickhouse.version} (load average ${fmt(os.loadavg()[0]!, 1)})`;
+      console.log(chResult);
+      closeSessions();
+      await ch.server.stop();
+    } finally {
+      await dropClickHouseDatabase(chUrl);
+    }
+  }
 
   if (crossProcess) {
     // The events node takes over the store the single process wrote (one owner at a time).
@@ -254,10 +293,13 @@ try {
   closeSessions();
   await Promise.all(started.map((s) => s.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(chDataDir, { recursive: true, force: true });
 }
 
 console.log(`\nlive tail, ${rounds} rounds of one event per step, one tenant, every session matching; baseline RSS ${fmt((baseline ?? NaN) / 1024, 1)} MB`);
 for (const line of results) console.log(line);
+if ('skipped' in clickhouse) console.log(`ClickHouse skipped: ${clickhouse.skipped}`);
+else if (chResult) console.log(`${chResult}; limit p99 < ${limitMs} ms`);
 if (crossProcess) {
   console.log(
     `\nacross processes: events node + API processes A and B (one data dir, one secret key), ${crossSessions} sessions held on A, each event ingested on B, ` +
