@@ -207,6 +207,50 @@ describe('ClickHouse engine loads each record exactly once', { skip }, () => {
   });
 });
 
+describe('ClickHouse page windows start at the tenant\'s newest event', { skip }, () => {
+  let url: string;
+  before(() => {
+    url = freshClickHouseUrl(base!);
+  });
+  after(async () => {
+    if (url) await dropClickHouseDatabase(url);
+  });
+
+  const load = (engine: ClickHouseEngine, firstSeq: number, tsList: readonly number[]) =>
+    engine.load([{ firstSeq, body: encodeBatch(a, now, tsList.map((ts) => ev(ts))) }], firstSeq + tsList.length - 1);
+
+  test('pages stay complete and ordered when another process loads newer events than the anchor this one knows', async () => {
+    const reader = await ClickHouseEngine.open(url);
+    const writer = await ClickHouseEngine.open(url);
+    try {
+      await reader.loadedSeq();
+      // Ten days old: the reader learns its anchor from this load.
+      await load(reader, 1, Array.from({ length: 30 }, (_, i) => now - 10 * day + i * 60_000));
+      const page = (limit: number, after?: { ts: number; event_id: string }) =>
+        reader.query(a, { filter: { where: '1', params: [] }, limit, ...(after ? { after } : {}) });
+      assert.equal((await page(5)).events[0]!.ts, now - 10 * day + 29 * 60_000);
+      // Another process loads newer events (and some between) that the reader has not seen.
+      await writer.loadedSeq();
+      await load(writer, 31, [now - 3 * day, now + 3_600_000, now - 10 * day + 90_000]);
+      const seen: number[] = [];
+      let after: { ts: number; event_id: string } | undefined;
+      for (let i = 0; i < 20; i++) {
+        const { events, more } = await page(4, after);
+        seen.push(...events.map((e) => e.ts));
+        if (!more) break;
+        const last = events.at(-1)!;
+        after = { ts: last.ts, event_id: last.event_id };
+      }
+      assert.equal(seen.length, 33);
+      assert.deepEqual(seen, [...seen].sort((x, y) => y - x));
+      assert.equal(seen[0], now + 3_600_000);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+});
+
 describe('ClickHouse down and back', { skip }, () => {
   let url: string;
   let direct: string;

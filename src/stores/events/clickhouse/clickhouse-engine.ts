@@ -73,12 +73,19 @@ export function parseBytes(text: string): number {
 const resourceCodes = new Set(['158', '159', '160', '241', '307', '396']);
 
 /**
- * Page windows: a page (newest first) first looks at the hour before its anchor (the cursor's
- * ts, or now), then wider; the primary index (tenant, ts) skips everything older, so a page of
- * recent events reads only recent granules. The last window is unbounded, so a page is always
- * complete.
+ * Page windows: a page (newest first) first looks at the hour before its anchor, then at four
+ * times as far back each time; the primary index (tenant, ts) skips everything older, so a page
+ * of recent events reads only recent granules. The anchor is the tenant's newest event (or the
+ * cursor's ts when older): anchored at "now", a tenant whose newest events are days old would
+ * skip to a window holding all its rows. A window has no upper bound but the cursor, so it is
+ * a suffix of the tenant's events in page order whatever the anchor: an anchor that is behind
+ * (events loaded since by another process) makes a page slower, never wrong. The last window
+ * is unbounded, so a page is always complete.
  */
-const pageWindowsMs = [3_600_000, 86_400_000, 30 * 86_400_000, Infinity];
+const pageWindowsMs = [1, 4, 16, 64, 256, 1024].map((hours) => hours * 3_600_000).concat(Infinity);
+
+/** How long a tenant's newest ts is trusted before asking again (cheap: only rows past it are read). */
+const newestTsTtlMs = 10_000;
 
 /**
  * A filter's SQL for ClickHouse. SOQL's ClickHouse dialect writes 1 and 0 itself; the store's
@@ -118,6 +125,8 @@ export class ClickHouseEngine implements EventEngine {
   private presentUnknown = true;
   private deletes: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Per tenant key: a lower bound of its newest event's ts (page windows' anchor), and when it was checked. */
+  private readonly newest = new Map<string, { ts: number; checkedAt: number }>();
 
   private constructor(
     private readonly target: ClickHouseTarget,
@@ -268,12 +277,15 @@ export class ClickHouseEngine implements EventEngine {
     const rows = new RowBinaryWriter();
     let count = 0;
     const present = this.present;
+    const newestLoaded = new Map<string, number>();
     for (const { firstSeq, body } of records) {
       const batch = new BatchReader(body);
       const tenant = tenantKey(batch.tenant);
+      let newest = newestLoaded.get(tenant) ?? -Infinity;
       let seq = firstSeq;
       while (batch.next()) {
         const rowSeq = seq++;
+        if (batch.ts > newest) newest = batch.ts;
         if (present?.has(rowSeq)) continue;
         count++;
         const payload = batch.text(4) ?? '{}';
@@ -298,6 +310,7 @@ export class ClickHouseEngine implements EventEngine {
         rows.float64Array(flat.numbers);
         rows.stringArray(flat.json);
       }
+      newestLoaded.set(tenant, newest);
     }
     try {
       if (count) {
@@ -316,6 +329,12 @@ export class ClickHouseEngine implements EventEngine {
       throw this.translate(error);
     }
     this.loaded = lastSeq;
+    for (const [tenant, ts] of newestLoaded) {
+      const known = this.newest.get(tenant);
+      // Unchecked (checkedAt 0) when new: the next page asks only for rows past it.
+      if (known) known.ts = Math.max(known.ts, Math.trunc(ts));
+      else this.newest.set(tenant, { ts: Math.trunc(ts), checkedAt: 0 });
+    }
     if (present && [...present].every((s) => s <= lastSeq)) this.present = undefined;
   }
 
@@ -344,7 +363,8 @@ export class ClickHouseEngine implements EventEngine {
     const limit = Math.trunc(request.limit);
     const where = whereOf(request.filter);
     const tenantParam = tenantKey(tenant);
-    const anchor = request.after ? request.after.ts : Date.now();
+    const newest = (await this.newestTs(tenantParam)) ?? Date.now();
+    const anchor = request.after ? Math.min(request.after.ts, newest) : newest;
     let keys: Array<{ ts: string; event_id: string }> = [];
     for (const window of pageWindowsMs) {
       const params: SqlValue[] = [tenantParam, ...request.filter.params];
@@ -373,6 +393,28 @@ export class ClickHouseEngine implements EventEngine {
       return row ? [toStoredEvent(row)] : [];
     });
     return { events, more: keys.length > limit };
+  }
+
+  /**
+   * The tenant's newest ts: what this process loaded, checked against the table every
+   * newestTsTtlMs by reading only the rows past it; the first time, max(ts) over the tenant.
+   */
+  private async newestTs(tenantParam: string): Promise<number | undefined> {
+    const known = this.newest.get(tenantParam);
+    const now = Date.now();
+    if (known && now - known.checkedAt < newestTsTtlMs) return known.ts;
+    // Aliases differ from column names: ClickHouse reads an alias wherever its name appears.
+    const [row] = await this.read<{ newest: string; n: string }>(
+      `SELECT toString(max(ts)) AS newest, count() AS n FROM ${this.db}.events WHERE tenant = ?${known ? ' AND ts > ?' : ''}`,
+      known ? [tenantParam, known.ts] : [tenantParam],
+    );
+    if (Number(row?.n ?? 0) === 0) {
+      if (known) known.checkedAt = now;
+      return known?.ts;
+    }
+    const ts = Math.max(Number(row!.newest), known?.ts ?? -Infinity);
+    this.newest.set(tenantParam, { ts, checkedAt: now });
+    return ts;
   }
 
   async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
@@ -439,6 +481,8 @@ export class ClickHouseEngine implements EventEngine {
     const [row] = await this.read<{ n: string }>(`SELECT count() AS n FROM ${this.db}.events WHERE tenant = ? AND dataset_id = ? AND ts < ?`, params);
     const due = Number(row?.n ?? 0);
     if (due === 0) return 0;
+    // Page windows may start after the newest event left: ask again.
+    this.newest.delete(tenantKey(tenant));
     const deadline = Date.now() + 10 * this.target.timeoutMs;
     for (const client of this.clients) {
       await this.command(client, bindParams(`ALTER TABLE ${this.db}.${this.table} DELETE WHERE tenant = ? AND dataset_id = ? AND ts < ?`, params));
