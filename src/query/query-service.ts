@@ -15,8 +15,13 @@ import { EventStoreResourceError, type EventKey, type EventStore } from '../stor
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
+  aggregateText,
+  byItemText,
   compileFilter,
   compileGroupKey,
+  compileStats,
+  maxStatsRows,
+  planStats,
   decodeGroupValue,
   dialectFalse,
   parseSoql,
@@ -41,9 +46,16 @@ export interface GroupRow {
   count: number;
 }
 
+/** One row of a stats answer (SOQL.md "Statistics"), keyed by the items' canonical text. */
+export interface StatsRow {
+  by: Record<string, GroupValue>;
+  values: Record<string, number | null>;
+}
+
 export type QueryResult =
   | { kind: 'events'; events: StoredEvent[]; nextCursor: string; hasMore: boolean }
-  | { kind: 'groups'; field: string; groups: GroupRow[] };
+  | { kind: 'groups'; field: string; groups: GroupRow[] }
+  | { kind: 'stats'; stats: StatsRow[] };
 
 export interface QueryServiceDeps {
   store: EventStore;
@@ -94,9 +106,13 @@ const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
 
-  /** Parses q (soql_parse_error / soql_reserved_field as AppErrors): call before charging quota. */
+  /**
+   * Parses q (soql_parse_error / soql_reserved_field as AppErrors): call before charging quota.
+   * A stats query with a bin gets its default time range here, and too many bins are a parse
+   * error (planStats).
+   */
   parse(q: string): SoqlQuery {
-    return parseSoql(q);
+    return planStats(parseSoql(q), q, this.deps.now());
   }
 
   async run(tenant: Tenant, query: SoqlQuery, cursor?: string): Promise<QueryResult> {
@@ -104,7 +120,9 @@ export class QueryService {
     const list = queryListName(query);
     // The cursor pins `now`, so relative times (now-15m) mean the same on every page.
     const position = cursor ? readKey(this.deps.cursors.decode(cursor, list, owner)) : undefined;
-    if (position && query.groupBy) throw badRequest('a group by query has a single answer and takes no cursor');
+    if (position && (query.groupBy || query.stats)) {
+      throw badRequest(`a ${query.groupBy ? 'group by' : 'stats'} query has a single answer and takes no cursor`);
+    }
     const now = position?.now ?? this.deps.now();
 
     const active = await this.deps.datasets.listActive(tenant);
@@ -119,6 +137,24 @@ export class QueryService {
     const filter = ids.length
       ? { where: `dataset_id IN (${inList(ids.length)}) AND (${compiled.where})`, params: [...ids, ...compiled.params] }
       : { where: dialectFalse(dialect), params: [] };
+
+    if (query.stats) {
+      const stats = query.stats;
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect), limit: maxStatsRows }));
+      return {
+        kind: 'stats',
+        stats: rows.map((row) => ({
+          by: Object.fromEntries(
+            stats.by.map((b, i) => {
+              const raw = row.keys[i] ?? null;
+              const value = b.kind === 'field' ? decodeGroupValue(b.field, raw, names) : raw === null ? null : new Date(Number(raw)).toISOString();
+              return [byItemText(b), value];
+            }),
+          ),
+          values: Object.fromEntries(stats.aggregates.map((a, i) => [aggregateText(a), row.values[i] ?? null])),
+        })),
+      };
+    }
 
     if (query.groupBy) {
       const field = query.groupBy;

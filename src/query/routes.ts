@@ -41,6 +41,26 @@ const AggregationResult = Type.Object(
   { additionalProperties: false, description: 'aggregation result (query with group by)' },
 );
 
+const StatsResult = Type.Object(
+  {
+    stats: Type.Array(
+      Type.Object(
+        {
+          by: Type.Record(Type.String(), GroupValue, {
+            description: 'each by-item as written canonically (`source`, `payload.map`, `bin(5m)`) → its value; a bin is the ISO time of its start',
+          }),
+          values: Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()]), {
+            description: 'each aggregate as written canonically (`count()`, `p95(payload.ping)`) → its value; null when the group has no number for it',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'at most 1,000 rows: with a bin by bin ascending, else by the first aggregate descending; ties by the by-values' },
+    ),
+  },
+  { additionalProperties: false, description: 'statistics result (query with stats; SOQL.md "Statistics")' },
+);
+
 /** POST /query (scope logs:read). */
 export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryService): void {
   v1.post(
@@ -49,12 +69,13 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
       config: { scope: 'logs:read' },
       schema: {
         tags: ['datasets'],
-        summary: 'Run a SOQL query: a page of events, or a group-by count',
+        summary: 'Run a SOQL query: a page of events, a group-by count, or statistics',
         description:
           'Without `group by`: 100 events per page, newest first; pass `next_cursor` back as `cursor` with the same `q`. ' +
-          'With `group by`: `{field, groups}`, the top 100 values by count. Each request counts toward the `queries_month` quota.',
+          'With `group by`: `{field, groups}`, the top 100 values by count. With `stats`: `{stats}`, at most 1,000 rows. ' +
+          'Each request counts toward the `queries_month` quota.',
         body: QueryBody,
-        response: { 200: Type.Union([EventsResult, AggregationResult]) },
+        response: { 200: Type.Union([EventsResult, AggregationResult, StatsResult]) },
       },
     },
     async (request, reply) => {
@@ -62,6 +83,10 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
       const query = queries.parse(request.body.q);
       await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
       const result = await queries.run(tenant, query, request.body.cursor);
+      if (result.kind === 'stats') {
+        // Like groups below: keys and values are bounded JSON values (decodeGroupValue, numbers).
+        return (reply as FastifyReply).type('application/json; charset=utf-8').send(JSON.stringify({ stats: result.stats }));
+      }
       if (result.kind === 'groups') {
         // Written here, like events below: the declared Union documents both shapes (serialising
         // through it would make the serializer validate each branch with Ajv first). Group

@@ -27,6 +27,7 @@ const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promi
   append: (store, body) => store.append(tenantOf(body), body.events),
   query: (store, body) => store.query(tenantOf(body), body.request),
   aggregate: (store, body) => store.aggregate(tenantOf(body), body.request),
+  stats: (store, body) => store.stats(tenantOf(body), body.request),
   'rollup-counts': async (store, body) => [...(await store.rollupCounts(tenantOf(body), body.datasetIds, body.sinceMs))],
   'field-stats': (store, body) => store.fieldStats(tenantOf(body), body.request),
   'delete-before': (store, body) => store.deleteBefore(tenantOf(body), body.datasetId, body.beforeMs),

@@ -70,10 +70,39 @@ export type Expr =
   /** A lone quoted string: the message contains it, case-insensitively. */
   | { type: 'freetext'; text: string; position: number };
 
+/** SOQL.md "Statistics": the aggregate functions of `stats`. */
+export const statsFunctions = ['count', 'count_distinct', 'sum', 'avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99'] as const;
+export type StatsFunction = (typeof statsFunctions)[number];
+
+/** The functions over a field's numbers (payload numbers, bytes_raw); percentiles among them. */
+export type NumericStatsFunction = Exclude<StatsFunction, 'count' | 'count_distinct'>;
+
+export type StatsAggregate =
+  | { fn: 'count'; position: number }
+  | { fn: 'count_distinct'; field: FieldRef; position: number }
+  | { fn: NumericStatsFunction; field: FieldRef; position: number };
+
+/** Bin units: SOQL.md's `<n><unit>`, unit s m h d. */
+export const binUnits = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export type BinUnit = keyof typeof binUnits;
+
+export type StatsByItem =
+  | { kind: 'field'; field: FieldRef; position: number }
+  /** Bins of ts, `amount` units wide, aligned to the Unix epoch (UTC). */
+  | { kind: 'bin'; amount: number; unit: BinUnit; position: number };
+
+export interface StatsClause {
+  aggregates: StatsAggregate[];
+  by: StatsByItem[];
+  position: number;
+}
+
 export interface SoqlQuery {
   /** null: the empty query, which matches every event. */
   filter: Expr | null;
   groupBy: FieldRef | null;
+  /** `stats …` (SOQL.md "Statistics"); absent or null without one. Never with groupBy. */
+  stats?: StatsClause | null;
 }
 
 export const isCanonicalField = (name: string): name is CanonicalField =>
@@ -95,5 +124,12 @@ export function withoutPositions(query: SoqlQuery): SoqlQuery {
         return { ...e, position: 0 };
     }
   };
-  return { filter: query.filter ? strip(query.filter) : null, groupBy: query.groupBy };
+  const stats = query.stats
+    ? {
+        aggregates: query.stats.aggregates.map((a) => ({ ...a, position: 0 })),
+        by: query.stats.by.map((b) => ({ ...b, position: 0 })),
+        position: 0,
+      }
+    : null;
+  return { filter: query.filter ? strip(query.filter) : null, groupBy: query.groupBy, ...(stats ? { stats } : {}) };
 }

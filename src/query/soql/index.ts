@@ -27,9 +27,11 @@ export type {
   TimeValue,
   Value,
 } from './ast.js';
+export type { StatsAggregate, StatsByItem, StatsClause } from './ast.js';
 export { canonicalFields, withoutPositions } from './ast.js';
-export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH } from './parser.js';
-export { printSoql, printField, printValue } from './print.js';
+export { compileStats, planStats, maxStatsRows, maxBins, type CompiledStats } from './stats.js';
+export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH, MAX_STATS_AGGREGATES, MAX_STATS_BY } from './parser.js';
+export { printSoql, printField, printValue, aggregateText, byItemText } from './print.js';
 export { compilePredicate, type EventPredicate, type MemoryEvent, type PredicateContext } from './predicate.js';
 export {
   assertDatasetsExist,
@@ -77,10 +79,11 @@ export function dialectFalse(dialect: SqlDialect): string {
 
 /** Live tail streams events; it cannot aggregate (SPEC.md §4.2). */
 export function rejectAggregationForTail(query: SoqlQuery): void {
-  if (query.groupBy) {
+  if (query.groupBy || query.stats) {
+    const clause = query.groupBy ? 'group by' : 'stats';
     throw new AppError(
       'soql_tail_aggregation_unsupported',
-      'live tail cannot run a group by query: remove the group by clause, or use POST /query',
+      `live tail cannot run a ${clause} query: remove the ${clause} clause, or use POST /query`,
     );
   }
 }

@@ -5,8 +5,15 @@
  */
 import { AppError } from '../../errors/app-error.js';
 import {
+  binUnits,
   compareOps,
   isCanonicalField,
+  statsFunctions,
+  type BinUnit,
+  type StatsAggregate,
+  type StatsByItem,
+  type StatsClause,
+  type StatsFunction,
   isTextField,
   reservedFields,
   type CompareOp,
@@ -17,10 +24,17 @@ import {
 } from './ast.js';
 import { lexNormal, lexValue, nearText, parseError, type Token } from './lexer.js';
 import { isUuid, isWildcard, parseNumber, parseTime, severityLevel } from './literals.js';
+import { aggregateText, byItemText } from './print.js';
 
 export const MAX_QUERY_LENGTH = 4096;
 export const MAX_NESTING = 32;
 export const MAX_IN_VALUES = 100;
+/** SOQL.md "Statistics": aggregates and by-items per `stats`. */
+export const MAX_STATS_AGGREGATES = 10;
+export const MAX_STATS_BY = 3;
+/** A bin wider than this is a mistake, not a histogram (and keeps bin arithmetic exact). */
+const MAX_BIN_MS = 366 * 86_400_000;
+const aggregateList = 'count(), count_distinct(f), sum(f), avg(f), min(f), max(f), p50(f), p90(f), p95(f) or p99(f)';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const ORDERING: readonly CompareOp[] = ['>', '>=', '<', '<='];
@@ -53,18 +67,25 @@ class Parser {
   query(): SoqlQuery {
     const first = this.peek();
     if (first.kind === 'eof') return { filter: null, groupBy: null };
-    const filter = this.isGroupBy(first) ? null : this.expr('');
+    const filter = this.isGroupBy(first) || this.isStats(first) ? null : this.expr('');
     let groupBy: FieldRef | null = null;
+    let stats: StatsClause | null = null;
     let t = this.peek();
     if (isKeyword(t, 'group')) {
       groupBy = this.groupBy(t);
       t = this.peek();
       if (isKeyword(t, 'group')) throw this.error(t.pos, "'group by' can appear only once");
+      if (isKeyword(t, 'stats')) throw this.error(t.pos, "a query has either 'group by' or 'stats', not both: 'stats count() by f' does what 'group by f' does, and more");
+    } else if (this.isStats(t)) {
+      stats = this.stats(t);
+      t = this.peek();
+      if (isKeyword(t, 'group') || isKeyword(t, 'stats')) throw this.error(t.pos, `'stats' must come last, and only once: found ${describe(this.q, t)} after it`);
     }
-    if (t.kind === 'eof') return { filter, groupBy };
+    if (t.kind === 'eof') return stats ? { filter, groupBy, stats } : { filter, groupBy };
     if (t.kind === 'rparen') throw this.error(t.pos, "unmatched ')': there is no '(' to close");
     if (groupBy) throw this.error(t.pos, `unexpected ${describe(this.q, t)} after the 'group by' field: 'group by' must come last`);
-    throw this.error(t.pos, `expected AND, OR, 'group by' or the end of the query, found ${describe(this.q, t)}`);
+    if (stats) throw this.error(t.pos, `expected ',', 'by' or the end of the query after the stats, found ${describe(this.q, t)}`);
+    throw this.error(t.pos, `expected AND, OR, 'group by', 'stats' or the end of the query, found ${describe(this.q, t)}`);
   }
 
   private peek(): Token {
@@ -93,6 +114,111 @@ class Parser {
     const field = this.field(f);
     this.take(f);
     return field;
+  }
+
+  /**
+   * `stats` starts the statistics clause when an aggregate's name and '(' follow it; otherwise
+   * it is a payload key like any other (`stats > 3`).
+   */
+  private isStats(t: Token): boolean {
+    if (!isKeyword(t, 'stats')) return false;
+    const fn = lexNormal(this.q, t.end);
+    if (fn.kind !== 'path' || fn.segments.length !== 1 || fn.segments[0]!.quoted) return false;
+    return lexNormal(this.q, fn.end).kind === 'lparen';
+  }
+
+  private stats(statsTok: Token): StatsClause {
+    this.take(statsTok);
+    const aggregates: StatsAggregate[] = [];
+    const seen = new Map<string, number>();
+    const unique = (text: string, position: number) => {
+      if (seen.has(text)) throw this.error(position, `${text} appears twice in the stats: each aggregate and by-item once`);
+      seen.set(text, position);
+    };
+    for (let after = "'stats'"; ; after = "','") {
+      const t = this.peek();
+      if (aggregates.length === MAX_STATS_AGGREGATES) throw this.error(t.pos, `stats takes at most ${MAX_STATS_AGGREGATES} aggregates`);
+      const aggregate = this.aggregate(after);
+      unique(aggregateText(aggregate), aggregate.position);
+      aggregates.push(aggregate);
+      const sep = this.peek();
+      if (sep.kind !== 'comma') break;
+      this.take(sep);
+    }
+    const by: StatsByItem[] = [];
+    const byTok = this.peek();
+    if (isKeyword(byTok, 'by')) {
+      this.take(byTok);
+      for (let after = "'by'"; ; after = "','") {
+        const t = this.peek();
+        if (by.length === MAX_STATS_BY) throw this.error(t.pos, `stats takes at most ${MAX_STATS_BY} by-items`);
+        const item = this.byItem(after);
+        if (item.kind === 'bin' && by.some((b) => b.kind === 'bin')) throw this.error(item.position, 'stats takes one bin(…) at most');
+        unique(byItemText(item), item.position);
+        by.push(item);
+        const sep = this.peek();
+        if (sep.kind !== 'comma') break;
+        this.take(sep);
+      }
+    }
+    return { aggregates, by, position: statsTok.pos };
+  }
+
+  private aggregate(after: string): StatsAggregate {
+    const t = this.peek();
+    const name = t.kind === 'path' && t.segments.length === 1 && !t.segments[0]!.quoted ? t.segments[0]!.text.toLowerCase() : '';
+    if (!name) throw this.error(t.kind === 'eof' ? this.q.length : t.pos, `expected an aggregate after ${after}: ${aggregateList}; found ${describe(this.q, t)}`);
+    const fn = statsFunctions.find((f) => f === name);
+    if (!fn) throw this.error(t.pos, `unknown aggregate '${clip(name)}': use ${aggregateList}`);
+    this.take(t);
+    const open = this.peek();
+    if (open.kind !== 'lparen') throw this.error(open.kind === 'eof' ? this.q.length : open.pos, `expected '(' after '${fn}', found ${describe(this.q, open)}`);
+    this.take(open);
+    let aggregate: StatsAggregate;
+    if (fn === 'count') {
+      aggregate = { fn, position: t.pos };
+    } else {
+      const f = this.peek();
+      if (f.kind !== 'path') throw this.error(f.kind === 'eof' ? this.q.length : f.pos, `expected a field in ${fn}(…), found ${describe(this.q, f)}`);
+      const field = this.field(f);
+      if (fn !== 'count_distinct' && field.kind === 'canonical' && field.name !== 'bytes_raw') {
+        throw this.error(f.pos, `${fn} reads numbers: use bytes_raw or a payload key (payload.ping); ${field.name} is not a number field`, field.name);
+      }
+      this.take(f);
+      aggregate = fn === 'count_distinct' ? { fn, field, position: t.pos } : { fn: fn as Exclude<StatsFunction, 'count' | 'count_distinct'>, field, position: t.pos };
+    }
+    const close = this.peek();
+    if (close.kind !== 'rparen') {
+      const what = fn === 'count' ? "count() takes no field: write count(), or count_distinct(f) for distinct values" : `expected ')' to close ${fn}(…), found ${describe(this.q, close)}`;
+      throw this.error(close.kind === 'eof' ? this.q.length : close.pos, what);
+    }
+    this.take(close);
+    return aggregate;
+  }
+
+  private byItem(after: string): StatsByItem {
+    const t = this.peek();
+    if (t.kind !== 'path') throw this.error(t.kind === 'eof' ? this.q.length : t.pos, `expected a field or bin(…) after ${after}, found ${describe(this.q, t)}`);
+    const open = lexNormal(this.q, t.end);
+    if (isKeyword(t, 'bin') && open.kind === 'lparen') {
+      this.take(t);
+      this.take(open);
+      const d = this.peek();
+      const m = d.kind === 'path' && d.segments.length === 1 && !d.segments[0]!.quoted ? /^(\d{1,12})([smhd])$/i.exec(d.segments[0]!.text) : null;
+      const amount = m ? Number(m[1]) : 0;
+      const unit = m ? (m[2]!.toLowerCase() as BinUnit) : 's';
+      if (!m || amount < 1 || amount * binUnits[unit] > MAX_BIN_MS) {
+        throw this.error(d.kind === 'eof' ? this.q.length : d.pos, `expected a bin width like 30s, 5m, 1h or 1d (at most 366d) in bin(…), found ${describe(this.q, d)}`);
+      }
+      this.take(d);
+      const close = this.peek();
+      if (close.kind !== 'rparen') throw this.error(close.kind === 'eof' ? this.q.length : close.pos, `expected ')' to close bin(…), found ${describe(this.q, close)}`);
+      this.take(close);
+      return { kind: 'bin', amount, unit, position: t.pos };
+    }
+    const field = this.field(t);
+    this.take(t);
+    return { kind: 'field', field, position: t.pos };
   }
 
   private expr(after: string): Expr {
@@ -148,8 +274,8 @@ class Parser {
       }
       return { type: 'freetext', text: t.text, position: t.pos };
     }
-    if (t.kind === 'path' && !['and', 'or'].some((k) => isKeyword(t, k)) && !this.isGroupBy(t)) return this.predicate(t);
-    const found = this.isGroupBy(t) ? "'group by'" : describe(this.q, t);
+    if (t.kind === 'path' && !['and', 'or'].some((k) => isKeyword(t, k)) && !this.isGroupBy(t) && !this.isStats(t)) return this.predicate(t);
+    const found = this.isGroupBy(t) ? "'group by'" : this.isStats(t) ? "'stats'" : describe(this.q, t);
     throw this.error(t.kind === 'eof' ? this.q.length : t.pos, `${expected}, found ${found}`);
   }
 
@@ -268,3 +394,4 @@ class Parser {
     }
   }
 }
+

@@ -4,7 +4,7 @@
  * `payload.`, keywords upper case, parentheses only where the tree needs them).
  */
 import { severities } from '../../stores/events/event-record.js';
-import type { Expr, FieldRef, SoqlQuery, Value } from './ast.js';
+import type { Expr, FieldRef, SoqlQuery, StatsAggregate, StatsByItem, StatsClause, Value } from './ast.js';
 
 const BARE_KEY = /^[A-Za-z0-9_@$-]+$/;
 
@@ -60,5 +60,17 @@ export function printSoql(query: SoqlQuery): string {
   const parts: string[] = [];
   if (query.filter) parts.push(printExpr(query.filter));
   if (query.groupBy) parts.push(`group by ${printField(query.groupBy)}`);
+  if (query.stats) parts.push(printStats(query.stats));
   return parts.join(' ');
+}
+
+/** An aggregate's canonical text, its key in a stats answer: `count()`, `p95(payload.ping)`. */
+export const aggregateText = (a: StatsAggregate): string => (a.fn === 'count' ? 'count()' : `${a.fn}(${printField(a.field)})`);
+
+/** A by-item's canonical text, its key in a stats answer: `source`, `payload.map`, `bin(5m)`. */
+export const byItemText = (b: StatsByItem): string => (b.kind === 'bin' ? `bin(${b.amount}${b.unit})` : printField(b.field));
+
+function printStats(stats: StatsClause): string {
+  const aggregates = stats.aggregates.map(aggregateText).join(', ');
+  return stats.by.length ? `stats ${aggregates} by ${stats.by.map(byItemText).join(', ')}` : `stats ${aggregates}`;
 }

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
-import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, TailRequest } from './event-store.js';
-import { EventStoreLockedError } from './event-store.js';
+import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
+import { EventStoreLockedError, statsSelect } from './event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from './engine.js';
 import { DuckDbLoader } from './duckdb-loader.js';
 import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
@@ -150,6 +150,22 @@ export class DuckDbEngine implements EventEngine {
       const key = raw === null || raw === undefined ? null : typeof raw === 'bigint' ? Number(raw) : (raw as string | number | boolean);
       return { key, count: Number(r[1]) };
     });
+  }
+
+  async stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
+    const { select, groupBy, params } = statsSelect(request);
+    const rows = await this.read(
+      `SELECT ${select} FROM events WHERE ${tenantWhere} AND (${request.filter.where})${groupBy} ` +
+        `ORDER BY ${request.orderBy} LIMIT ${Math.trunc(request.limit)}`,
+      [...params, ...this.tenantParams(tenant), ...request.filter.params],
+    );
+    const width = request.keys.length;
+    const plain = (raw: DuckDBValue): string | number | boolean | null =>
+      raw === null || raw === undefined ? null : typeof raw === 'bigint' ? Number(raw) : (raw as string | number | boolean);
+    return rows.map((r) => ({
+      keys: r.slice(0, width).map(plain),
+      values: r.slice(width).map((v) => (v === null || v === undefined ? null : Number(v))),
+    }));
   }
 
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {

@@ -105,6 +105,7 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
 
   query: EventEngine['query'] = (...args) => this.call('query', args);
   aggregate: EventEngine['aggregate'] = (...args) => this.call('aggregate', args);
+  stats: EventEngine['stats'] = (...args) => this.call('stats', args);
   rollupCounts: EventEngine['rollupCounts'] = (...args) => this.call('rollupCounts', args);
   fieldStats: EventEngine['fieldStats'] = (...args) => this.call('fieldStats', args);
   deleteBefore: EventEngine['deleteBefore'] = (...args) => this.call('deleteBefore', args);

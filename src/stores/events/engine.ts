@@ -1,6 +1,6 @@
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
-import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, TailRequest } from './event-store.js';
+import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
 
 /**
  * What an events engine (DuckDB embedded today, ClickHouse next) implements behind the
@@ -22,6 +22,7 @@ export interface EventEngine {
   load(records: readonly LoadRecord[], lastSeq: number): Promise<void>;
   query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }>;
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
+  stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]>;
   rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>>;
   fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats>;
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;

@@ -89,6 +89,34 @@ export interface AggregateRequest {
  * One group as the store found it: `key` is the key expression's value (NULL for the events
  * without the field; integers as numbers). Ordered by count desc, then key asc, NULL last.
  */
+/** `stats`: SELECT keys AS k0…, values AS v0… GROUP BY the keys ORDER BY orderBy LIMIT limit. */
+export interface StatsRequest {
+  filter: CompiledFilter;
+  keys: CompiledGroupKey[];
+  values: CompiledGroupKey[];
+  /** Over the aliases k0…, v0… (soql/stats.ts). */
+  orderBy: string;
+  limit: number;
+}
+
+/** One stats row: the keys' raw values (as a group key's) and the values, numbers or null. */
+export interface RawStatsRow {
+  keys: Array<string | number | boolean | null>;
+  values: Array<number | null>;
+}
+
+/** A stats request's SELECT list (k0…, v0…) with its parameters, and its GROUP BY (none without keys). */
+export function statsSelect(request: StatsRequest): { select: string; groupBy: string; params: Array<string | number | boolean | null> } {
+  const keys = request.keys.map((k, i) => `${k.sql} AS k${i}`);
+  const values = request.values.map((v, i) => `${v.sql} AS v${i}`);
+  return {
+    select: [...keys, ...values].join(', '),
+    // By alias: the keys' `?` are bound once, in the SELECT list.
+    groupBy: keys.length ? ` GROUP BY ${request.keys.map((_, i) => `k${i}`).join(', ')}` : '',
+    params: [...request.keys.flatMap((k) => k.params), ...request.values.flatMap((v) => v.params)],
+  };
+}
+
 export interface RawGroupRow {
   key: string | number | boolean | null;
   count: number;
@@ -139,6 +167,8 @@ export interface EventStore {
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
   /** Group-by count. */
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
+  /** SOQL `stats`: aggregates by keys (soql/stats.ts compiles the request). */
+  stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]>;
   /** Event counts per dataset id with ts >= sinceMs, from the per-minute rollup. */
   rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>>;
   /** Payload field statistics of one dataset, for the schema endpoint. */

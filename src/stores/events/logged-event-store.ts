@@ -16,6 +16,8 @@ import {
   type FieldStatsRequest,
   type NewEvent,
   type RawGroupRow,
+  type RawStatsRow,
+  type StatsRequest,
   type SqlDialect,
   type TailRequest,
 } from './event-store.js';
@@ -289,6 +291,11 @@ export class LoggedEventStore implements EventStore {
   async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
     await this.fresh();
     return this.engine.aggregate(tenant, request);
+  }
+
+  async stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
+    await this.fresh();
+    return this.engine.stats(tenant, request);
   }
 
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {

@@ -17,6 +17,8 @@ import {
   type FieldStatsRequest,
   type NewEvent,
   type RawGroupRow,
+  type RawStatsRow,
+  type StatsRequest,
   type SqlDialect,
   type TailRequest,
 } from './event-store.js';
@@ -29,7 +31,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect';
+export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -157,6 +159,10 @@ export class RemoteEventStore implements EventStore {
 
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
     return this.call('aggregate', { tenant, request });
+  }
+
+  stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
+    return this.call('stats', { tenant, request });
   }
 
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {

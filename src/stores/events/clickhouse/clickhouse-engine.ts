@@ -11,7 +11,10 @@ import {
   type FieldStats,
   type FieldStatsRequest,
   type RawGroupRow,
+  type RawStatsRow,
+  type StatsRequest,
   type TailRequest,
+  statsSelect,
 } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
 import { BatchReader } from '../event-batch.js';
@@ -424,6 +427,23 @@ export class ClickHouseEngine implements EventEngine {
       [...request.key.params, tenantKey(tenant), ...request.filter.params],
     );
     return rows.map((r) => ({ key: r.value, count: Number(r.n) }));
+  }
+
+  async stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
+    const { select, groupBy, params } = statsSelect(request);
+    const rows = await this.read<Record<string, string | number | boolean | null>>(
+      `SELECT ${select} FROM ${this.db}.events WHERE tenant = ? AND (${whereOf(request.filter)})${groupBy} ` +
+        `ORDER BY ${request.orderBy} LIMIT ${Math.trunc(request.limit)}`,
+      [...params, tenantKey(tenant), ...request.filter.params],
+    );
+    // 64-bit integers come as JSON strings: counts are numbers; keys stay raw for decodeGroupValue.
+    return rows.map((r) => ({
+      keys: request.keys.map((_, i) => r[`k${i}`] ?? null),
+      values: request.values.map((_, i) => {
+        const v = r[`v${i}`];
+        return v === null || v === undefined ? null : Number(v);
+      }),
+    }));
   }
 
   /** Counts straight from the events: the (tenant, ts) index reads only the window's rows. */

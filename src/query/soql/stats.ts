@@ -1,0 +1,178 @@
+/**
+ * `stats` (SOQL.md "Statistics") for both events engines: the query's time range and bin count
+ * checked against `now`, and the SELECT list, grouping keys and order in the engine's dialect.
+ * The engine wraps them (`EventStore.stats`) with its table and the tenant's condition, as it
+ * does for `group by`; the query service decodes the rows (decodeGroupValue for fields, ISO
+ * times for bins).
+ *
+ * Semantics, the same on DuckDB and ClickHouse (clickhouse-agreement.test.ts runs both):
+ * - by-fields group like `group by` (compileGroupKey: a payload value by its JSON text; a
+ *   missing field is one `null` group); a bin is `ts` rounded down to a multiple of its width
+ *   since the Unix epoch (UTC), also before 1970.
+ * - sum avg min max and the percentiles read the field's numbers only: a payload node that is a
+ *   JSON number (not "150" in quotes, not true), or bytes_raw; no number in a group → null.
+ * - Percentiles are exact: linear interpolation between the two closest ranks (DuckDB's
+ *   quantile_cont, numpy's default), so both engines give the same answer. `count_distinct` is
+ *   exact too. Both hold every value of a group in memory, bounded by the engine's per-query
+ *   memory limit: a query past it is a 400 asking to narrow it, like a group by.
+ */
+import { AppError } from '../../errors/app-error.js';
+import type { CompiledGroupKey, SqlDialect } from '../../stores/events/event-store.js';
+import { binUnits, type Expr, type FieldRef, type NumericStatsFunction, type SoqlQuery, type StatsAggregate, type StatsByItem, type StatsClause } from './ast.js';
+import { compileClickHouseGroupKey } from './clickhouse-group.js';
+import { compileDuckDbGroupKey } from './duckdb-group.js';
+import { jsonPointer } from './duckdb.js';
+import { nearText } from './lexer.js';
+import { resolveTime } from './literals.js';
+import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
+import { byItemText } from './print.js';
+
+/** Rows of a stats answer (SOQL.md: a page, no cursor). */
+export const maxStatsRows = 1_000;
+/** Bins over the query's time range (SOQL.md). */
+export const maxBins = 1_440;
+/** A query with a bin and no lower ts bound covers this much (SOQL.md). */
+export const defaultBinRangeMs = 86_400_000;
+
+export const binMs = (b: StatsByItem & { kind: 'bin' }): number => b.amount * binUnits[b.unit];
+
+/** The engine's part of a stats query: `SELECT keys…, values… GROUP BY keys ORDER BY orderBy`. */
+export interface CompiledStats {
+  keys: CompiledGroupKey[];
+  values: CompiledGroupKey[];
+  /** Over the aliases k0…, v0… the engine gives keys and values. */
+  orderBy: string;
+}
+
+const percentileLevels: Partial<Record<NumericStatsFunction, number>> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
+
+/** The `ts` bounds the filter's top-level conditions set: `ts >= now-1h AND …`. */
+function timeBounds(filter: Expr | null, now: number): { lower?: number; upper?: number } {
+  const items = !filter ? [] : filter.type === 'and' ? filter.items : [filter];
+  let lower: number | undefined;
+  let upper: number | undefined;
+  for (const e of items) {
+    if (e.type !== 'compare' || e.field.kind !== 'canonical' || e.field.name !== 'ts' || e.value.type !== 'time') continue;
+    const ms = resolveTime(e.value.time, now);
+    if (e.op === '>=' || e.op === '>') lower = Math.max(lower ?? -Infinity, ms);
+    if (e.op === '<=' || e.op === '<') upper = Math.min(upper ?? Infinity, ms);
+  }
+  return { lower, upper };
+}
+
+/** Bin widths suggested when one gives too many bins. */
+const niceBins = ['1s', '5s', '10s', '15s', '30s', '1m', '2m', '5m', '10m', '15m', '30m', '1h', '2h', '3h', '6h', '12h', '1d', '2d', '7d', '14d', '30d', '90d', '366d'];
+const widthOf = (text: string): number => Number(text.slice(0, -1)) * binUnits[text.slice(-1) as keyof typeof binUnits];
+
+/**
+ * The query a stats query runs as: with a bin and no lower `ts` bound, `ts >= now-24h` is added
+ * (SOQL.md); a bin giving more than 1,440 bins over the range is a soql_parse_error at the
+ * bin, naming a width that fits. The range ends at the filter's upper bound, else now.
+ */
+export function planStats(query: SoqlQuery, q: string, now: number): SoqlQuery {
+  const stats = query.stats;
+  const bin = stats?.by.find((b): b is StatsByItem & { kind: 'bin' } => b.kind === 'bin');
+  if (!stats || !bin) return query;
+  const bounds = timeBounds(query.filter, now);
+  let filter = query.filter;
+  if (bounds.lower === undefined) {
+    const lowerBound: Expr = {
+      type: 'compare',
+      field: { kind: 'canonical', name: 'ts' },
+      op: '>=',
+      value: { type: 'time', time: { kind: 'relative', amount: defaultBinRangeMs / 3_600_000, unit: 'h' } },
+      position: stats.position,
+    };
+    filter = filter ? { type: 'and', items: [filter, lowerBound], position: filter.position } : lowerBound;
+  }
+  const lower = bounds.lower ?? now - defaultBinRangeMs;
+  const upper = Math.max(bounds.upper ?? now, lower);
+  const bins = Math.floor((upper - lower) / binMs(bin)) + 1;
+  if (bins > maxBins) {
+    const range = upper - lower;
+    const fits = niceBins.find((text) => Math.floor(range / widthOf(text)) + 1 <= maxBins);
+    const days = (range / 86_400_000).toLocaleString('en', { maximumFractionDigits: 1 });
+    throw new AppError(
+      'soql_parse_error',
+      `${byItemText(bin)} gives ${bins.toLocaleString('en')} bins over the query's ${days} days (at most ${maxBins.toLocaleString('en')}): ` +
+        (fits ? `use bin(${fits}) or wider, or narrow the ts range` : 'narrow the ts range'),
+      { position: bin.position, near: nearText(q, bin.position), field: 'ts' },
+    );
+  }
+  return { ...query, filter };
+}
+
+const groupKey = (field: FieldRef, dialect: SqlDialect): CompiledGroupKey =>
+  dialect === 'duckdb' ? compileDuckDbGroupKey(field) : compileClickHouseGroupKey(field);
+
+/** A field's numbers: NULL where the event has no number there. */
+function numbers(field: FieldRef, dialect: SqlDialect): CompiledGroupKey {
+  // The parser lets only bytes_raw through among the canonical fields.
+  if (field.kind === 'canonical') return { sql: dialect === 'duckdb' ? 'CAST(bytes_raw AS DOUBLE)' : 'toFloat64(bytes_raw)', params: [] };
+  const pointer = jsonPointer(field.path);
+  if (dialect === 'duckdb') {
+    // TRY as in the filter: a payload DuckDB's JSON reader refuses reads as missing.
+    return {
+      sql: "CASE WHEN TRY(json_type(payload, ?)) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT') THEN TRY_CAST(TRY(json_extract(payload, ?)) AS DOUBLE) END",
+      params: [pointer, pointer],
+    };
+  }
+  return {
+    sql: `if(arrayElement(payload_types, indexOf(payload_paths, ?)) = ${payloadType.number}, arrayElement(payload_numbers, indexOf(payload_paths, ?)), NULL)`,
+    params: [pointer, pointer],
+  };
+}
+
+/**
+ * ClickHouse 18.16 has no interpolating exact quantile (quantileExact takes the element at
+ * floor(level × n)): sort the group's numbers and interpolate as quantile_cont does. Aliases
+ * are global to a ClickHouse statement, so each value gets its own (`_s3`, `_i3`…).
+ */
+function clickHousePercentile(x: CompiledGroupKey, level: number, index: number): CompiledGroupKey {
+  const s = `_s${index}`;
+  const n = `_n${index}`;
+  const pos = `_p${index}`;
+  const lo = `_l${index}`;
+  // Both branches of if() are evaluated: with no numbers the arithmetic runs on an empty array,
+  // whose elements read as 0, and is thrown away.
+  const sql =
+    `if((length((arraySort(groupArray(${x.sql})) AS ${s})) AS ${n}) = 0, NULL, ` +
+    `arrayElement(${s}, (toUInt64(floor(((${n} - 1) * ${level}) AS ${pos})) AS ${lo}) + 1) + ` +
+    `(${pos} - ${lo}) * (arrayElement(${s}, least(${lo} + 2, ${n})) - arrayElement(${s}, ${lo} + 1)))`;
+  return { sql, params: x.params };
+}
+
+function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number): CompiledGroupKey {
+  if (a.fn === 'count') return { sql: dialect === 'duckdb' ? 'count(*)' : 'count()', params: [] };
+  if (a.fn === 'count_distinct') {
+    const key = groupKey(a.field, dialect);
+    // ClickHouse answers NULL, not 0, for a group whose values are all NULL.
+    return { sql: dialect === 'duckdb' ? `count(DISTINCT ${key.sql})` : `ifNull(count(DISTINCT ${key.sql}), 0)`, params: key.params };
+  }
+  const x = numbers(a.field, dialect);
+  const level = percentileLevels[a.fn];
+  if (level !== undefined) {
+    return dialect === 'duckdb' ? { sql: `quantile_cont(${x.sql}, ${level})`, params: x.params } : clickHousePercentile(x, level, index);
+  }
+  // An overflowing sum is infinite, which JSON cannot carry: null, like a group without numbers.
+  const fn = a.fn;
+  return dialect === 'duckdb'
+    ? { sql: `CASE WHEN isinf(${fn}(${x.sql})) THEN NULL ELSE ${fn}(${x.sql}) END`, params: [...x.params, ...x.params] }
+    : { sql: `if(isFinite(ifNull(${fn}(${x.sql}) AS _a${index}, 0)), _a${index}, NULL)`, params: x.params };
+}
+
+/** A bin's key: ts rounded down to a multiple of the width (epoch-aligned, also before 1970). */
+const binKey = (width: number): CompiledGroupKey => ({ sql: `(ts - (((ts % ${width}) + ${width}) % ${width}))`, params: [] });
+
+export function compileStats(stats: StatsClause, dialect: SqlDialect): CompiledStats {
+  const keys = stats.by.map((b) => (b.kind === 'bin' ? binKey(binMs(b)) : groupKey(b.field, dialect)));
+  const values = stats.aggregates.map((a, i) => aggregateSql(a, dialect, i));
+  // With a bin: by bin, then the first aggregate descending; without: the first aggregate
+  // descending; ties by the by-values in their order.
+  const binIndex = stats.by.findIndex((b) => b.kind === 'bin');
+  const order: string[] = [];
+  if (binIndex >= 0) order.push(`k${binIndex} ASC`);
+  order.push('v0 DESC NULLS LAST');
+  stats.by.forEach((_, i) => i !== binIndex && order.push(`k${i} ASC NULLS LAST`));
+  return { keys, values, orderBy: order.join(', ') };
+}
