@@ -142,7 +142,7 @@ function assertOrdered(rows: Row[], aggregates: string[], by: string[], q: strin
       continue;
     }
     const [x, y] = [a.values[first] ?? null, b.values[first] ?? null];
-    const [x, y] = [a.values[first] ?? null, b.values[first] ?? null];
+    assert.ok(y === null || (x !== null && x >= y), `${q}: ${first} not descending at ${i}: ${x} then ${y}`);
   }
 }
 
