@@ -20,8 +20,8 @@ import {
   compileFilter,
   compileGroupKey,
   compileStats,
-  maxStatsRows,
   planStats,
+  statsRowLimit,
   decodeGroupValue,
   dialectFalse,
   parseSoql,
@@ -140,7 +140,7 @@ export class QueryService {
 
     if (query.stats) {
       const stats = query.stats;
-      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect), limit: maxStatsRows }));
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect), limit: statsRowLimit(stats) }));
       return {
         kind: 'stats',
         stats: rows.map((row) => ({
@@ -151,7 +151,8 @@ export class QueryService {
               return [byItemText(b), value];
             }),
           ),
-          values: Object.fromEntries(stats.aggregates.map((a, i) => [aggregateText(a), row.values[i] ?? null])),
+          // A sum past the largest double is infinite, which JSON cannot carry: null.
+          values: Object.fromEntries(stats.aggregates.map((a, i) => [aggregateText(a), finiteOrNull(row.values[i])])),
         })),
       };
     }
@@ -178,6 +179,8 @@ export class QueryService {
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
 }
+
+const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 function byCountThenValue(a: GroupRow, b: GroupRow): number {
   if (a.count !== b.count) return b.count - a.count;

@@ -231,10 +231,11 @@ describe('SOQL stats', () => {
     const tooMany = await query('ts >= now-7d stats count() by bin(1m)');
     assert.equal(tooMany.status, 400, tooMany.text);
     assert.equal(tooMany.body.error.code, 'soql_parse_error');
-    assert.match(tooMany.body.error.message, /10,081 bins.*at most 1,440.*bin\(10m\)/);
+    assert.match(tooMany.body.error.message, /10,080 bins.*at most 1,440.*bin\(10m\)/);
     assert.equal(tooMany.body.error.position, 'ts >= now-7d stats count() by '.length);
-    // 24 hours of 1-minute bins fit exactly (1,441 edges would not).
-    assert.equal((await query('ts >= now-1439m stats count() by bin(1m)')).status, 200);
+    // 24 hours of 1-minute bins fit exactly.
+    assert.equal((await query('stats count() by bin(1m)')).status, 200);
+    assert.equal((await query('ts >= now-1441m stats count() by bin(1m)')).status, 400);
   });
 
   test('parse errors point at the item: limits, unknown aggregates, non-number fields, misplaced clauses', async () => {
@@ -300,5 +301,22 @@ describe('SOQL stats', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  test('a histogram comes back whole past 1,000 bins; other stats stop at 1,000 rows', async () => {
+    // Tenant b, last: 1,200 events one minute apart, each with its own actor.
+    const token = s.tenants.b.token;
+    for (let from = 0; from < 1_200; from += 600) {
+      const events = Array.from({ length: 600 }, (_, i) => ({ ts: new Date(now - (from + i) * min - 1_000).toISOString(), actor: `a${from + i}`, event: 'dense' }));
+      const r = await s.request('POST', '/datasets/dense/ingest', { token, json: events });
+      assert.equal(r.status, 200, r.text);
+    }
+    const histogram = await query('dataset:dense stats count() by bin(1m)', token);
+    assert.equal(histogram.status, 200, histogram.text);
+    assert.equal(histogram.body.stats.length, 1_200);
+    const byActor = await query('dataset:dense stats count() by actor', token);
+    assert.equal(byActor.body.stats.length, 1_000);
+    const binAndActor = await query('dataset:dense stats count() by bin(1m), actor', token);
+    assert.equal(binAndActor.body.stats.length, 1_000);
   });
 });

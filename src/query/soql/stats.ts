@@ -27,10 +27,21 @@ import { resolveTime } from './literals.js';
 import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
 import { byItemText } from './print.js';
 
-/** Rows of a stats answer (SOQL.md: a page, no cursor). */
-export const maxStatsRows = 1_000;
 /** Bins over the query's time range (SOQL.md). */
 export const maxBins = 1_440;
+/** Rows of a stats answer (SOQL.md: a page, no cursor). */
+export const maxStatsRows = 1_000;
+/**
+ * …except a histogram (a bin the only by-item): all its bins, which planStats bounds to 1,440
+ * over the range (one more when the range starts between two edges). SOQL.md allows 1,440 bins
+ * and 1,000 rows; cutting `stats count() by bin(1m)` over 24 hours at 1,000 would silently
+ * drop its newest seven hours.
+ */
+export const maxHistogramRows = maxBins + 1;
+
+/** The row limit of a stats query. */
+export const statsRowLimit = (stats: StatsClause): number =>
+  stats.by.length === 1 && stats.by[0]!.kind === 'bin' ? maxHistogramRows : maxStatsRows;
 /** A query with a bin and no lower ts bound covers this much (SOQL.md). */
 export const defaultBinRangeMs = 86_400_000;
 
@@ -87,10 +98,12 @@ export function planStats(query: SoqlQuery, q: string, now: number): SoqlQuery {
   }
   const lower = bounds.lower ?? now - defaultBinRangeMs;
   const upper = Math.max(bounds.upper ?? now, lower);
-  const bins = Math.floor((upper - lower) / binMs(bin)) + 1;
+  // The range in bins: 24 hours is 1,440 one-minute bins (the answer may hold one more when
+  // the range does not start on a bin's edge).
+  const bins = Math.max(1, Math.ceil((upper - lower) / binMs(bin)));
   if (bins > maxBins) {
     const range = upper - lower;
-    const fits = niceBins.find((text) => Math.floor(range / widthOf(text)) + 1 <= maxBins);
+    const fits = niceBins.find((text) => Math.ceil(range / widthOf(text)) <= maxBins);
     const days = (range / 86_400_000).toLocaleString('en', { maximumFractionDigits: 1 });
     throw new AppError(
       'soql_parse_error',
@@ -154,11 +167,7 @@ function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number): Co
   if (level !== undefined) {
     return dialect === 'duckdb' ? { sql: `quantile_cont(${x.sql}, ${level})`, params: x.params } : clickHousePercentile(x, level, index);
   }
-  // An overflowing sum is infinite, which JSON cannot carry: null, like a group without numbers.
-  const fn = a.fn;
-  return dialect === 'duckdb'
-    ? { sql: `CASE WHEN isinf(${fn}(${x.sql})) THEN NULL ELSE ${fn}(${x.sql}) END`, params: [...x.params, ...x.params] }
-    : { sql: `if(isFinite(ifNull(${fn}(${x.sql}) AS _a${index}, 0)), _a${index}, NULL)`, params: x.params };
+  return { sql: `${a.fn}(${x.sql})`, params: x.params };
 }
 
 /** A bin's key: ts rounded down to a multiple of the width (epoch-aligned, also before 1970). */
