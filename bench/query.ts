@@ -21,7 +21,8 @@ import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { eventColumns, tenantWhere } from '../src/stores/events/duckdb-sql.js';
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, parseSoql } from '../src/query/soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, compileStats, parseSoql, planStats, statsRowLimit } from '../src/query/soql/index.js';
+import { statsSelect } from '../src/stores/events/event-store.js';
 import { maxGroups, pageSize } from '../src/query/query-service.js';
 import { ClickHouseEngine } from '../src/stores/events/clickhouse/clickhouse-engine.js';
 import { tenantKey, type Tenant } from '../src/tenancy/tenant.js';
@@ -35,11 +36,19 @@ const phases = Number(process.env.BENCH_PHASES ?? 3);
 /** Warm-up runs per query and phase on ClickHouse (its caches are the server's; a run at 10M takes ~1 s). */
 const chWarmups = Number(process.env.BENCH_CH_WARMUPS ?? 2);
 
+/** Generated events start here, 60 ms apart (8 days before now: 10M events end ~1 day ago). */
+const base = Date.now() - 8 * 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
 const queries = [
   { name: 'filtered page', q: 'severity >= error AND source:srv-1*' },
   { name: 'payload-key filter', q: 'payload.ping > 350 AND payload.map:dust' },
   { name: 'group by source', q: 'severity >= warn group by source' },
   { name: 'group by payload.map', q: 'severity >= warn group by payload.map' },
+  // SOQL stats (issue 17): a 24-hour histogram of 1-minute bins (the generated data's first
+  // day: 1.44M events, all of them at 1M), and a percentile of a payload number over everything.
+  { name: 'stats by bin(1m) 24h', q: `ts >= ${iso(base)} AND ts < ${iso(base + 86_400_000)} stats count() by bin(1m)` },
+  { name: 'p95(ping) by source', q: 'stats p95(payload.ping) by source' },
 ];
 
 const dir = tempDir('ops-bench-query-');
@@ -82,10 +91,18 @@ await server.close();
 
 /** The statement the event store runs for a query (duckdb-tables.ts), with its params: the same compilers. */
 function storeSql(q: string, now: number, tenantId: number): { sql: string; params: DuckDBValue[] } {
-  const query = parseSoql(q);
+  const query = planStats(parseSoql(q), q, now);
   const compiled = compileDuckDbFilter(query, { now, datasetIds });
   const where = `${tenantWhere} AND (dataset_id IN (${ids.map(() => '?').join(', ')}) AND (${compiled.where}))`;
   const params: DuckDBValue[] = [tenantId, ...ids, ...compiled.params];
+  if (query.stats) {
+    const stats = { filter: { where: '', params: [] }, ...compileStats(query.stats, 'duckdb'), limit: statsRowLimit(query.stats) };
+    const select = statsSelect(stats);
+    return {
+      sql: `SELECT ${select.select} FROM events WHERE ${where}${select.groupBy} ORDER BY ${stats.orderBy} LIMIT ${stats.limit}`,
+      params: [...(select.params as DuckDBValue[]), ...params],
+    };
+  }
   if (!query.groupBy) return { sql: `SELECT ${eventColumns} FROM events WHERE ${where} ORDER BY ts DESC, event_id DESC LIMIT 101`, params };
   const key = compileDuckDbGroupKey(query.groupBy);
   return {
@@ -113,7 +130,7 @@ const time = async (n: number, work: () => Promise<unknown>, warmups = 5) => {
 function httpClient(apiUrl: string, bearer: string) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const post = (q: string) =>
-    new Promise<{ events?: unknown[]; groups?: unknown[] }>((resolve, reject) => {
+    new Promise<{ events?: unknown[]; groups?: unknown[]; stats?: unknown[] }>((resolve, reject) => {
       const payload = JSON.stringify({ q });
       const request = http.request(
         `${apiUrl}/v1/query`,
@@ -122,7 +139,7 @@ function httpClient(apiUrl: string, bearer: string) {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () => {
-            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events?: unknown[]; groups?: unknown[] };
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events?: unknown[]; groups?: unknown[]; stats?: unknown[] };
             if (response.statusCode !== 200) reject(new Error(`${q}: ${response.statusCode} ${JSON.stringify(body)}`));
             else resolve(body);
           });
@@ -146,7 +163,6 @@ const duckResults = new Map<number, SizeResult>();
 const openRaw = () => DuckDBInstance.create(dbFile, eventStoreSettings(path.join(dir, 'events', 'tmp')));
 
 let generated = 0;
-const base = Date.now() - 8 * 86_400_000;
 console.log(`bench:query — ${runs} runs per figure in ${phases} alternating raw/HTTP phases (median), data dir ${dir}`);
 for (const size of sizes) {
   // 2. Generate events up to `size` straight into DuckDB.
@@ -207,7 +223,7 @@ for (const size of sizes) {
     const client = httpClient(server.apiUrl, token);
     for (const { name, q } of queries) {
       const sample = await client.post(q);
-      shapes.set(name, sample.events ? `${sample.events.length} events` : `${sample.groups!.length} groups`);
+      shapes.set(name, sample.events ? `${sample.events.length} events` : sample.stats ? `${sample.stats.length} stats rows` : `${sample.groups!.length} groups`);
       httpSamples.get(name)!.push(...(await time(perPhase, () => client.post(q))));
     }
     client.close();
@@ -224,7 +240,7 @@ for (const size of sizes) {
     );
   }
 }
-console.log('\ngoals: page < 50 ms; group-by over 10M < 500 ms; overhead over raw DuckDB ≤ 1.3×');
+console.log('\ngoals: page < 50 ms; group-by over 10M < 500 ms; stats (bin(1m) over 24 h, p95 by source over 10M) < 500 ms; overhead over raw DuckDB ≤ 1.3×');
 fs.rmSync(dir, { recursive: true, force: true });
 
 // 4. ClickHouse.
@@ -245,7 +261,7 @@ for (const size of sizes) {
     console.log(`  ${fmt(size).padStart(10)}  ${name.padEnd(22)} ${cell(d, 11)}  | ${cell(c, 15)}`);
   }
 }
-console.log('goals on ClickHouse: page < 50 ms; group-by over 10M < 500 ms; HTTP over the same statements sent straight to ClickHouse ≤ 1.3×');
+console.log('goals on ClickHouse: page < 50 ms; group-by and stats over 10M < 500 ms; HTTP over the same statements sent straight to ClickHouse ≤ 1.3×');
 process.exit(0);
 
 /**
@@ -273,9 +289,13 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
 
     /** What the query service hands the store for `q` (query-service.ts), run on the engine directly. */
     const rawCall = (q: string, now: number) => {
-      const query = parseSoql(q);
+      const query = planStats(parseSoql(q), q, now);
       const compiled = compileFilter(query, { now, datasetIds: seeded.datasetIds }, 'clickhouse');
       const filter = { where: `dataset_id IN (${chIds.map(() => '?').join(', ')}) AND (${compiled.where})`, params: [...chIds, ...compiled.params] };
+      if (query.stats) {
+        const stats = query.stats;
+        return async () => (await engine!.stats(seeded.tenant, { filter, ...compileStats(stats, 'clickhouse'), limit: statsRowLimit(stats) })).length;
+      }
       if (query.groupBy) {
         const key = compileGroupKey(query.groupBy, 'clickhouse');
         return async () => (await engine!.aggregate(seeded.tenant, { filter, key, limit: maxGroups })).length;
@@ -314,7 +334,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
         }
         for (const { name, q } of queries) {
           const sample = await client.post(q);
-          shapes.set(name, sample.events ? `${sample.events.length} events` : `${sample.groups!.length} groups`);
+          shapes.set(name, sample.events ? `${sample.events.length} events` : sample.stats ? `${sample.stats.length} stats rows` : `${sample.groups!.length} groups`);
           httpSamples.get(name)!.push(...(await time(perPhase, () => client.post(q), chWarmups)));
         }
       }
