@@ -18,7 +18,24 @@ const total = Number(process.env.OPS_TEST_FUZZ_QUERIES ?? (onClickHouse ? 10_000
 
 const SOUP = ['(', ')', ' ', ' AND ', ' OR ', 'NOT ', '"', '\\', "'", "\\'", '?', '%', '_', 'payload.', '.', ':', '!:', '==', '!=', '>=',
   '<', ' in ', ' exists', ',', ' group by ', 'severity', 'ts', 'dataset', 'event_id', 'bytes_raw', 'now-5m', 'game', 'auth', '*',
-  'warn', '150', '1e400', '-0', 'é', '😀', '\u0000', '\n', 'true', 'null', "'; DROP TABLE events --", 'tenant', 'seq'];
+  'warn', '150', '1e400', '-0', 'é', '😀', '\u0000', '\n', 'true', 'null', "'; DROP TABLE events --", 'tenant', 'seq',
+  ' stats ', 'count()', 'count_distinct(', 'p95(', 'sum(', ' by ', 'bin(1m)', 'bin(', '5m', '0s'];
+
+/** A stats clause over odd fields too: a payload key reaches the SQL as a bound JSON pointer. */
+const statsArb = (() => {
+  const key = fc.oneof(fc.constantFrom('ping', 'map', 'a.b', '`odd key`', "`it's`", '`é😀`', '`a\\b`', '`%_?`', '0', 'tags.1'), fc.string({ minLength: 1, maxLength: 6 }).map((k) => `\`${k.replace(/`/g, '``')}\``));
+  const field = fc.oneof(fc.constantFrom('source', 'actor', 'dataset', 'severity', 'event', 'event_id', 'ts', 'bytes_raw', 'message'), key.map((k) => `payload.${k}`));
+  const numeric = fc.oneof(fc.constant('bytes_raw'), key.map((k) => `payload.${k}`));
+  const aggregate = fc.oneof(
+    fc.constant('count()'),
+    field.map((f) => `count_distinct(${f})`),
+    fc.tuple(fc.constantFrom('sum', 'avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99'), numeric).map(([fn, f]) => `${fn}(${f})`),
+  );
+  const bin = fc.tuple(fc.integer({ min: 1, max: 120 }), fc.constantFrom('s', 'm', 'h', 'd')).map(([n, u]) => `bin(${n}${u})`);
+  return fc
+    .tuple(fc.uniqueArray(aggregate, { minLength: 1, maxLength: 4 }), fc.uniqueArray(fc.oneof(field, bin), { maxLength: 3 }))
+    .map(([aggregates, by]) => `stats ${aggregates.join(', ')}${by.length ? ` by ${by.join(', ')}` : ''}`);
+})();
 
 test(`${total} random SOQL queries over HTTP: no 5xx`, { timeout: 900_000 }, async () => {
   const s = await startTestServer();
@@ -33,8 +50,12 @@ test(`${total} random SOQL queries over HTTP: no 5xx`, { timeout: 900_000 }, asy
       assert.equal(r.status, 200, r.text);
     }
     const queries = [
-      ...fc.sample(queryArb(narrow, 3).map(printSoql), { numRuns: Math.round(total * 0.45), seed: 11 }),
-      ...fc.sample(queryArb(wide, 3).map(printSoql), { numRuns: Math.round(total * 0.35), seed: 12 }),
+      ...fc.sample(queryArb(narrow, 3).map(printSoql), { numRuns: Math.round(total * 0.35), seed: 11 }),
+      ...fc.sample(queryArb(wide, 3).map(printSoql), { numRuns: Math.round(total * 0.3), seed: 12 }),
+      ...fc.sample(
+        fc.tuple(queryArb(narrow, 2), statsArb).map(([query, stats]) => `${printSoql({ ...query, groupBy: null })} ${stats}`),
+        { numRuns: Math.round(total * 0.15), seed: 14 },
+      ),
       ...fc.sample(fc.array(fc.constantFrom(...SOUP), { maxLength: 20 }).map((p) => p.join('')), { numRuns: total - Math.round(total * 0.8), seed: 13 }),
     ];
     const statuses = new Map<number, number>();
