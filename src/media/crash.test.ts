@@ -55,8 +55,9 @@ test('SIGKILL in the middle of an upload: after restart the quota is given back 
   try {
     request.write(head);
     request.write(png.subarray(0, png.length / 2));
-    // Wait until the server holds the reservation and has written part of the blob.
-    for (let i = 0; i < 100 && during === 0; i++) {
+    // Wait until the server holds the reservation and has written part of the blob (both: on a
+    // loaded machine the reservation showed before the temp file did).
+    for (let i = 0; i < 200 && (during === 0 || blobFiles(dataDir).length === 0); i++) {
       await new Promise((r) => setTimeout(r, 50));
       during = await storageUsed(port, token);
     }

@@ -25,7 +25,12 @@ function tryParse(q: string): SoqlQuery | null {
   }
 }
 
-const timed = <T>(label: string, f: () => T, budgetMs = 250): T => {
+/**
+ * Guards against super-linear parsing (a backtracking regex, quadratic rescans), which takes
+ * seconds to minutes on these inputs; the bound is far above a normal run (~1 ms) so that a GC
+ * pause or a machine loaded by other test files (CI saw 264 ms for an instant refusal) does not fail it.
+ */
+const timed = <T>(label: string, f: () => T, budgetMs = 2_000): T => {
   const start = performance.now();
   const out = f();
   const took = performance.now() - start;
@@ -127,5 +132,5 @@ test('pathological inputs at the limits finish quickly', () => {
   // The wildcard matcher is linear-ish: a 2,000-star pattern over a long message stays fast.
   const pattern = parseSoql('message:' + fill('*a', 4000) + '*b');
   const match = compilePredicate(pattern, { now: NOW });
-  timed('wildcard over 100k chars', () => assert.equal(match({ ...sampleEvent, message: 'a'.repeat(100_000) }), false), 500);
+  timed('wildcard over 100k chars', () => assert.equal(match({ ...sampleEvent, message: 'a'.repeat(100_000) }), false));
 });
