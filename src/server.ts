@@ -12,7 +12,9 @@ import { openEvents, type EventsCapability } from './events/capability.js';
 import type { EventsRuntimeOptions } from './events/runtime.js';
 import { openQuery } from './query/capability.js';
 import { openTail, type TailCapability } from './tail/capability.js';
+import { openOtlp } from './otlp/capability.js';
 import { openAnnounced } from './features/capability.js';
+import { openIdempotency } from './idempotency/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -75,12 +77,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const events = opened(await openEvents(ctx, log, options.events));
     opened(openQuery(ctx, events));
     const tail = opened(openTail(ctx, events, log));
+    opened(openOtlp(ctx, events));
     // Each durable append is announced on the bus: it wakes live tail here at once (the bus
     // delivers inside publish) and in the other API processes through NATS. A lost wake-up
     // only delays: each feed reads from its own cursor and polls every OPS_TAIL_POLL_MS.
     events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant, lastSeq }));
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
+    opened(openIdempotency(ctx, log));
 
     api = await buildApi(ctx, {
       logger: log,

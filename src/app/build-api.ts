@@ -20,6 +20,7 @@ import type { Readiness } from './capability.js';
 import { registerMemberRoutes } from '../members/routes.js';
 import { registerTokenRoutes } from '../tokens/routes.js';
 import { registerUsageRoutes } from '../usage/routes.js';
+import { IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
 
 /** A capability adds its /v1 routes through one of these. */
 export type RouteRegistrar = (v1: Api) => void | Promise<void>;
@@ -73,8 +74,8 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   if (ctx.config.corsOrigins.length) {
     await app.register(cors, {
       origin: ctx.config.corsOrigins,
-      exposedHeaders: ['X-Request-Id', 'X-Cache', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'Content-Encoding'],
+      exposedHeaders: ['X-Request-Id', 'X-Cache', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'Content-Encoding', 'Idempotency-Key'],
       methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     });
   }
@@ -111,6 +112,8 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   ctx.bus.subscribe('org.changed', ({ orgId }) => tokens.forgetOrg(orgId));
   const rateLimiter = options.rateLimiter ?? new LocalRateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
   await app.register(authPlugin, { tokens, rateLimiter });
+  // Before the routes: it equips each route whose config asks for Idempotency-Key.
+  await app.register(idempotencyPlugin, { store: new IdempotencyStore(ctx.metadata.db, ctx.clock) });
 
   registerHealthRoutes(app, {
     required: { metadata: () => ctx.metadata.ping(), ...options.readiness },

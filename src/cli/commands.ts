@@ -132,7 +132,8 @@ export const commands: Command[] = [
       const media = openMedia(ctx, { log, urls: new PublicUrls(ctx.config) });
       // Events are not opened here: the event store is the running server's (DuckDB allows one
       // process), so retention goes through its admin socket, or opens the store when none runs.
-      return { media: await media.purge(), events: await retentionFromCli(ctx, log) };
+      const { openIdempotency } = await import('../idempotency/capability.js');
+      return { media: await media.purge(), events: await retentionFromCli(ctx, log), idempotency: await openIdempotency(ctx, log).purge() };
     },
   },
 ];

@@ -8,6 +8,7 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { datasetNamePattern, type Dataset } from './dataset-service.js';
 import type { EventsRuntime } from './runtime.js';
 import { registerIngestRoute } from './ingest-route.js';
+import { answerInCommit } from '../idempotency/index.js';
 
 const Name = Type.String({ pattern: datasetNamePattern, description: 'dataset name' });
 const Severity = Type.Union(severities.map((s) => Type.Literal(s)));
@@ -38,19 +39,21 @@ const NameParams = Type.Object({ name: Name });
 
 const dayMs = 86_400_000;
 
+const summaryOf = (d: Dataset, eventsLast24h: number) => ({
+  name: d.name,
+  retention_days: d.retention_days,
+  events_last_24h: eventsLast24h,
+  ...(d.default_severity ? { default_severity: d.default_severity as (typeof severities)[number] } : {}),
+  created_at: d.created_at,
+});
+
 /** GET/POST /datasets, PATCH/DELETE /datasets/{name}, GET /datasets/{name}/schema, ingest. */
 export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   const { store, datasets, schemas } = events;
   v1.addSchema(DatasetSummary);
   const summaries = async (tenant: Tenant, list: Dataset[]) => {
     const counts = await store.rollupCounts(tenant, list.map((d) => d.id), ctx.clock.now() - dayMs);
-    return list.map((d) => ({
-      name: d.name,
-      retention_days: d.retention_days,
-      events_last_24h: counts.get(d.id) ?? 0,
-      ...(d.default_severity ? { default_severity: d.default_severity as (typeof severities)[number] } : {}),
-      created_at: d.created_at,
-    }));
+    return list.map((d) => summaryOf(d, counts.get(d.id) ?? 0));
   };
 
   v1.get(
@@ -68,7 +71,7 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: Ev
   v1.post(
     '/datasets',
     {
-      config: { scope: 'logs:write' },
+      config: { scope: 'logs:write', idempotency: 'body' },
       schema: {
         tags: ['datasets'],
         summary: 'Create a dataset',
@@ -78,8 +81,18 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: Ev
     },
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
-      const created = await datasets.create(tenant, plan, request.body);
-      return reply.code(201).send((await summaries(tenant, [created]))[0]);
+      // With Idempotency-Key the answer commits with the dataset: a new dataset has no events yet.
+      const record = await answerInCommit<ReturnType<typeof summaryOf>>(request, 201);
+      let recorded: ReturnType<typeof summaryOf> | undefined;
+      const within =
+        record &&
+        (async (db: Parameters<typeof record>[0], dataset: Dataset) => {
+          const summary = summaryOf(dataset, 0);
+          await record(db, summary);
+          recorded = summary;
+        });
+      const created = await datasets.create(tenant, plan, request.body, within);
+      return reply.code(201).send(recorded ?? (await summaries(tenant, [created]))[0]);
     },
   );
 

@@ -10,6 +10,7 @@ import { AppError, badRequest, conflict, notFound } from '../errors/app-error.js
 import type { Severity } from '../stores/events/event-record.js';
 import type { DatasetsTable } from './datasets-table.js';
 import './datasets-table.js';
+import type { RecordAnswer } from '../idempotency/keyed-request.js';
 
 export type Dataset = Selectable<DatasetsTable>;
 
@@ -101,7 +102,8 @@ export class DatasetService {
     return Number(row?.n ?? 0);
   }
 
-  private async insert(tenant: Tenant, plan: string, name: string, fields: Omit<DatasetPatch, 'name'> = {}): Promise<Dataset> {
+  /** `within` runs in the transaction of the insert (a keyed request's answer: src/idempotency). */
+  private async insert(tenant: Tenant, plan: string, name: string, fields: Omit<DatasetPatch, 'name'> = {}, within?: RecordAnswer<Dataset>): Promise<Dataset> {
     const now = iso(this.clock.now());
     const row: Dataset = {
       id: newId.dataset(),
@@ -115,7 +117,13 @@ export class DatasetService {
       updated_at: now,
     };
     try {
-      await this.db.insertInto('datasets').values(row).execute();
+      if (!within) await this.db.insertInto('datasets').values(row).execute();
+      else {
+        await this.db.transaction().execute(async (trx) => {
+          await trx.insertInto('datasets').values(row).execute();
+          await within(trx, row);
+        });
+      }
     } catch (error) {
       // Lost a race on the unique (tenant, name): the other insert's row is the dataset.
       const existing = await this.find(tenant, name);
@@ -161,7 +169,7 @@ export class DatasetService {
     if (days > max) throw badRequest(`retention_days may not exceed the plan's retention of ${max} days`, { max_retention_days: max });
   }
 
-  async create(tenant: Tenant, plan: string, input: { name: string } & Omit<DatasetPatch, 'name'>): Promise<Dataset> {
+  async create(tenant: Tenant, plan: string, input: { name: string } & Omit<DatasetPatch, 'name'>, within?: RecordAnswer<Dataset>): Promise<Dataset> {
     this.checkRetention(plan, input.retention_days);
     if (input.name === defaultDatasetName) throw conflict(`"${defaultDatasetName}" is reserved for the system-managed dataset`);
     return this.withOrgLock(tenant.orgId, async () => {
@@ -177,7 +185,7 @@ export class DatasetService {
           quotas: [{ metric: 'datasets', used, limit: cap, cumulative: true }],
         });
       }
-      return this.insert(tenant, plan, input.name, input);
+      return this.insert(tenant, plan, input.name, input, within);
     });
   }
 

@@ -334,6 +334,23 @@ export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
   return { events, failures };
 }
 
+/**
+ * Events another wire format has already parsed and mapped to event objects (OTLP, src/otlp):
+ * each validated and normalised as an element of a JSON array is, failing alone by its index.
+ */
+export function normaliseEvents(items: readonly unknown[], d: IngestDefaults): ParsedIngest {
+  const events: NewEvent[] = [];
+  const failures: IngestFailure[] = [];
+  items.forEach((item, index) => {
+    try {
+      events.push(normalise(item, -1, d));
+    } catch (error) {
+      fail(failures, index, error);
+    }
+  });
+  return { events, failures };
+}
+
 export type BodyFormat = 'json' | 'ndjson';
 
 /** The body format from Content-Type; anything else is 415. */

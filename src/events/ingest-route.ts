@@ -10,6 +10,7 @@ import { datasetNamePattern } from './dataset-service.js';
 import { bodyFormat, ingestLimits, parseJsonBody, parseNdjson } from './ingest-parse.js';
 import { storeEvents } from './store-events.js';
 import type { EventsRuntime } from './runtime.js';
+import { idempotencyOf } from '../idempotency/index.js';
 
 const IngestResult = Type.Object({
   ingested: Type.Integer(),
@@ -38,8 +39,8 @@ const IngestEvent = Type.Object(
   { additionalProperties: true, description: 'An event. Other top-level keys move into payload.' },
 );
 
-/** Reads the raw (possibly gzip) body, stopping at the limit measured after decompression. */
-function readBody(request: { headers: Record<string, string | string[] | undefined> }, payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
+/** Reads the raw (possibly gzip) body, stopping at the limit measured after decompression (also OTLP's, src/otlp). */
+export function readBody(request: { headers: Record<string, string | string[] | undefined> }, payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
   const limit = ingestLimits.bodyBytes;
   const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
   let source: Readable = payload;
@@ -80,7 +81,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
     scope.post(
       '/datasets/:name/ingest',
       {
-        config: { scope: 'logs:write' },
+        config: { scope: 'logs:write', idempotency: 'body' },
         schema: {
           tags: ['datasets'],
           summary: 'Ingest events: a JSON array, one JSON object, or NDJSON; gzip accepted',
@@ -124,6 +125,8 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
         };
         const parsed = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
         const count = parsed.events.length;
+        // With Idempotency-Key, a retry's events get the ids of the first run's: stored once.
+        idempotencyOf(request)?.deriveEventIds(parsed.events);
         await storeEvents(ctx, events, auth, parsed.events, (error) => request.log.error({ err: error }, 'event append failed'));
         return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
       },

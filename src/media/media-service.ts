@@ -14,6 +14,7 @@ import { fileLimit } from './limits.js';
 import { newStorageKey } from './names.js';
 import { isSupportedType, normaliseType, type SupportedType } from './sniff.js';
 import { toView, type FileView } from './file-record.js';
+import type { RecordAnswer } from '../idempotency/keyed-request.js';
 
 export const retentionMs = 30 * 24 * 60 * 60 * 1000;
 
@@ -31,7 +32,8 @@ export interface IncomingFile {
 
 /** A file whose bytes are stored and counted, waiting for its record (fields may follow it). */
 export interface StoredFile {
-  commit(meta: { folder: string; tags: string[] }): Promise<FileView>;
+  /** `within` runs in the transaction that commits the file's record (a keyed request's answer: src/idempotency). */
+  commit(meta: { folder: string; tags: string[] }, within?: RecordAnswer<FileView>): Promise<FileView>;
   /** Gives back everything when the request fails after the bytes were stored. */
   abort(): Promise<void>;
 }
@@ -102,7 +104,7 @@ export class MediaService {
     const type = inspector.detected!;
     return {
       abort,
-      commit: async ({ folder, tags }) => {
+      commit: async ({ folder, tags }, within) => {
         const now = iso(this.ctx.clock.now());
         const row = {
           id: newId.file(),
@@ -124,9 +126,10 @@ export class MediaService {
           deleted_at: null,
           purges_at: null,
         };
+        const view = toView(row, this.urls.cdn);
         let committed: boolean;
         try {
-          committed = await this.reservations.commit(reservation, row);
+          committed = await this.reservations.commit(reservation, row, within && ((trx) => within(trx, view)));
         } catch (error) {
           await abort();
           throw error;
@@ -135,7 +138,7 @@ export class MediaService {
           await abort();
           throw storageError();
         }
-        return toView(row, this.urls.cdn);
+        return view;
       },
     };
   }

@@ -74,12 +74,16 @@ export class UploadReservations {
     });
   }
 
-  /** The file's record replaces the reservation: its bytes stay counted, now by the file. */
-  async commit(reservation: Reservation, file: FilesTable): Promise<boolean> {
+  /**
+   * The file's record replaces the reservation: its bytes stay counted, now by the file.
+   * `within` runs in the same transaction (a keyed request's answer).
+   */
+  async commit(reservation: Reservation, file: FilesTable, within?: (trx: Kysely<Database>) => Promise<void>): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const gone = await trx.deleteFrom('upload_reservations').where('id', '=', reservation.id).executeTakeFirst();
       if (Number(gone.numDeletedRows) !== 1) return false;
       await trx.insertInto('files').values(file).execute();
+      await within?.(trx);
       return true;
     });
   }

@@ -6,6 +6,7 @@ import { PageQuery } from '../pagination/page.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { DateTime } from '../http/schemas.js';
 import { scopes } from '../auth/scopes.js';
+import { answerInCommit } from '../idempotency/index.js';
 
 const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')]);
 const TokenInfoSchema = Type.Object(
@@ -30,7 +31,7 @@ export function registerTokenRoutes(app: Api, ctx: AppContext): void {
   app.post(
     '/tokens',
     {
-      config: { scope: 'tokens:write' },
+      config: { scope: 'tokens:write', idempotency: 'body' },
       schema: {
         tags: ['tokens'],
         summary: 'Create an API token for this project (shown once)',
@@ -49,7 +50,7 @@ export function registerTokenRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { name, scopes: wanted, mode, expires_at } = request.body;
-      const created = await ctx.tokens.createFor(auth, name, wanted, mode, expires_at ?? null);
+      const created = await ctx.tokens.createFor(auth, name, wanted, mode, expires_at ?? null, await answerInCommit(request, 201));
       return reply.code(201).send(created);
     },
   );

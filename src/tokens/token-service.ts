@@ -10,6 +10,7 @@ import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { generateToken, hashToken, looksLikeToken } from './token-secret.js';
 import type { Bus } from '../cluster/bus.js';
+import type { RecordAnswer } from '../idempotency/keyed-request.js';
 
 /** A token as listed: never the secret, never its hash. */
 export interface TokenInfo {
@@ -44,6 +45,8 @@ export interface NewToken {
   name: string;
   scopes: readonly Scope[];
   expiresAt: string | null;
+  /** Runs in the transaction that inserts the token (a keyed request's answer: src/idempotency). */
+  within?: RecordAnswer<TokenInfo & { token: string }>;
 }
 
 export function parseScopes(list: readonly string[] | 'all'): Scope[] {
@@ -95,18 +98,33 @@ export class TokenService {
       last_used_at: null,
       created_at: iso(this.clock.now()),
     };
-    await this.db.insertInto('api_tokens').values(row).execute();
-    return { ...toInfo(row), token };
+    const created = { ...toInfo(row), token };
+    const within = input.within;
+    if (!within) await this.db.insertInto('api_tokens').values(row).execute();
+    else {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('api_tokens').values(row).execute();
+        await within(trx, created);
+      });
+    }
+    return created;
   }
 
   /** Creates a token for the caller's project, never with a scope the caller lacks. */
-  async createFor(caller: { tenant: Tenant; scopes: ReadonlySet<Scope> }, name: string, scopes: string[], mode: 'live' | 'test' | undefined, expiresAt: string | null) {
+  async createFor(
+    caller: { tenant: Tenant; scopes: ReadonlySet<Scope> },
+    name: string,
+    scopes: string[],
+    mode: 'live' | 'test' | undefined,
+    expiresAt: string | null,
+    within?: NewToken['within'],
+  ) {
     const wanted = parseScopes(scopes);
     const missing = wanted.filter((s) => !caller.scopes.has(s));
     if (missing.length) throw forbidden(`a token cannot grant scopes it does not hold: ${missing.join(', ')}`, { required_scope: missing[0] });
     const targetMode = mode ?? caller.tenant.mode;
     if (targetMode === 'live' && caller.tenant.mode === 'test') throw forbidden('a test-mode token cannot create live tokens');
-    return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt });
+    return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt, within });
   }
 
   /** Tokens of the caller's project and mode, newest first, revoked ones left out. */

@@ -87,6 +87,11 @@ export async function callEveryOperation(target: Target): Promise<void> {
     bodySerializer: () => compressed,
     headers: { 'Content-Type': 'application/x-ndjson' },
   });
+  // OTLP/HTTP logs, OTLP/JSON (the protobuf encoding: src/otlp's tests, with the OpenTelemetry SDK)
+  await client.POST('/v1/otlp/v1/logs', {
+    params: { header: { 'X-Ops-Dataset': 'typed' } },
+    body: { resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: '1767225600000000000', severityNumber: 13, body: { stringValue: 'otlp' } }] }] }] },
+  });
   await client.GET('/v1/datasets/{name}/schema', { params: name });
   await client.PATCH('/v1/datasets/{name}', { params: name, body: { retention_days: 7, default_severity: null } });
 

@@ -9,6 +9,7 @@ import type { MediaService } from '../media-service.js';
 import { checkFolder, checkTags } from '../fields.js';
 import { base64Limits, fileLimit } from '../limits.js';
 import { decodeBase64Payload } from '../base64.js';
+import { answerInCommit } from '../../idempotency/index.js';
 
 const Body = Type.Object(
   {
@@ -34,7 +35,7 @@ export async function registerBase64Upload(app: Api, ctx: AppContext, media: Med
     '/media/base64',
     {
       bodyLimit: base64Limits.rawBodyBytes,
-      config: { scope: 'media:write' },
+      config: { scope: 'media:write', idempotency: 'body' },
       schema: { tags: ['media'], summary: 'Upload a file as base64 JSON (forms A and B, data: URLs)', body: Body, response: { 201: Type.Ref('File') } },
     },
     async (request, reply) => {
@@ -64,7 +65,7 @@ export async function registerBase64Upload(app: Api, ctx: AppContext, media: Med
         oversizeCode: 'too_large',
       });
       try {
-        return reply.code(201).send(await stored.commit({ folder: checkFolder(folder), tags: checkTags(tags ?? []) }));
+        return reply.code(201).send(await stored.commit({ folder: checkFolder(folder), tags: checkTags(tags ?? []) }, await answerInCommit(request, 201)));
       } catch (error) {
         await stored.abort();
         throw error;

@@ -8,6 +8,7 @@ import { malformedMultipart } from '../multipart-errors.js';
 import { checkFolder, checkTags } from '../fields.js';
 import type { MediaService, StoredFile } from '../media-service.js';
 import type { IncomingMessage } from 'node:http';
+import { answerInCommit } from '../../idempotency/index.js';
 
 /** How long the rest of a refused body is read and dropped before the connection is cut. */
 const lingerMs = 2000;
@@ -36,7 +37,7 @@ export async function registerMultipartUpload(app: Api, media: MediaService): Pr
   app.post(
     '/media',
     {
-      config: { scope: 'media:write' },
+      config: { scope: 'media:write', idempotency: 'stream' },
       schema: {
         tags: ['media'],
         summary: 'Upload a file (multipart/form-data: part `file`, fields `folder`, `tags`)',
@@ -92,7 +93,7 @@ export async function registerMultipartUpload(app: Api, media: MediaService): Pr
           });
         }
         if (!stored) throw badRequest('missing required field: the multipart body has no part named file');
-        const view = await stored.commit({ folder: checkFolder(folder), tags: checkTags(tags) });
+        const view = await stored.commit({ folder: checkFolder(folder), tags: checkTags(tags) }, await answerInCommit(request, 201));
         return reply.code(201).send(view);
       } catch (error) {
         await stored?.abort();

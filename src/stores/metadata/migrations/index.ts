@@ -4,6 +4,7 @@ import * as media from './0002-media.js';
 import * as events from './0003-events.js';
 import * as announced from './0004-announced.js';
 import * as uploadReservations from './0005-upload-reservations.js';
+import * as idempotencyKeys from './0006-idempotency-keys.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-events': events,
   '0004-announced': announced,
   '0005-upload-reservations': uploadReservations,
+  '0006-idempotency-keys': idempotencyKeys,
 };
