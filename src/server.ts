@@ -15,6 +15,7 @@ import { openTail, type TailCapability } from './tail/capability.js';
 import { openOtlp } from './otlp/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
+import { openDashboard } from './dashboard/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -85,11 +86,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     opened(openIdempotency(ctx, log));
+    const dashboard = opened(openDashboard(ctx, log));
 
     api = await buildApi(ctx, {
       logger: log,
       urls,
       routes: capabilities.flatMap((c) => (c.routes ? [c.routes] : [])),
+      root: [dashboard.root],
       readiness: Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))),
       rateLimiter,
     });

@@ -31,6 +31,8 @@ export interface ApiOptions {
   urls: PublicUrls;
   /** The /v1 routes of the capabilities beyond the foundation (media, events, query…). */
   routes?: RouteRegistrar[];
+  /** Routes outside /v1 (the dashboard's `/dashboard/…`), each registered in a plugin of its own. */
+  root?: RouteRegistrar[];
   /** The stores the capabilities need, by name (events, blobs): /readyz answers 503 while one is down. */
   readiness?: Readiness;
   /** The per-token rate limit (server.ts opens it: shared through Redis or in process); default in process. */
@@ -120,6 +122,8 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     // Without them the process degrades (per-process limits, tail by polling), still serving.
     optional: { redis: () => rateLimiter.probe(), nats: async () => ctx.bus.state() },
   });
+
+  for (const register of options.root ?? []) await app.register(async (root: Api) => register(root));
 
   await app.register(
     async (v1: Api) => {

@@ -6,10 +6,31 @@ import { listCommands } from './list-commands.js';
 import { opt, orgOption, str, type Command } from './command.js';
 import { cliLogger } from './cli-logger.js';
 import { PublicUrls } from '../app/public-urls.js';
+import type { AppContext } from '../app/context.js';
+import { notFound } from '../errors/app-error.js';
+import { dashboardService } from '../dashboard/capability.js';
 
 export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
 
 const org = orgOption;
+
+/**
+ * A one-time link (24 h) to set the user's dashboard password (docs/dashboard.md):
+ * `<OPS_PUBLIC_URL or http://host:port>/dashboard/set-password#<link token>`; the token travels
+ * in the fragment, so it never reaches a server log.
+ */
+async function passwordLink(ctx: AppContext, userId: string): Promise<{ set_password_url: string; set_password_expires_at: string }> {
+  const { link_token, expires_at } = await dashboardService(ctx).issuePasswordLink(userId);
+  const host = ctx.config.host === '0.0.0.0' || ctx.config.host === '::' ? 'localhost' : ctx.config.host;
+  const base = (ctx.config.publicUrl || `http://${host.includes(':') ? `[${host}]` : host}:${ctx.config.port}`).replace(/\/+$/, '');
+  return { set_password_url: `${base}/dashboard/set-password#${link_token}`, set_password_expires_at: expires_at };
+}
+
+/** A link for a user without a password yet; null for one who already signs in with theirs. */
+async function firstPasswordLink(ctx: AppContext, userId: string): Promise<{ set_password_url: string | null; set_password_expires_at: string | null }> {
+  if (await dashboardService(ctx).hasPassword(userId)) return { set_password_url: null, set_password_expires_at: null };
+  return passwordLink(ctx, userId);
+}
 
 /** The extra commands capabilities add (media restore). */
 export const extraCommands: Command[] = [...mediaCommands];
@@ -22,7 +43,7 @@ export const extraCommands: Command[] = [...mediaCommands];
 export const commands: Command[] = [
   {
     name: 'init',
-    summary: 'On an empty installation, create an organisation (plan free), its owner, a project and an all-scopes live token; prints {org_id, project_id, user_id, token, token_id}. Run again it changes nothing and says so.',
+    summary: "On an empty installation, create an organisation (plan free), its owner, a project and an all-scopes live token; prints {org_id, project_id, user_id, token, token_id, set_password_url, set_password_expires_at} (the owner's one-time dashboard link, 24 h). Run again it changes nothing and says so.",
     options: {},
     async run(ctx) {
       if (!(await ctx.orgs.isEmpty())) {
@@ -36,7 +57,7 @@ export const commands: Command[] = [
         scopes: parseScopes('all'),
         expiresAt: null,
       });
-      return { initialized: true, ...created, token: token.token, token_id: token.id };
+      return { initialized: true, ...created, token: token.token, token_id: token.id, ...(await passwordLink(ctx, created.user_id)) };
     },
   },
   {
@@ -68,15 +89,27 @@ export const commands: Command[] = [
   },
   {
     name: 'member add',
-    summary: 'Add a user (created if new) to an organisation with a role; prints {user_id}.',
+    summary: "Add a user (created if new) to an organisation with a role; prints {user_id, set_password_url, set_password_expires_at}: a one-time link (24 h) to set the dashboard password, null when the user already has one.",
     options: {
       org,
       email: { type: 'string', value: 'EMAIL', required: true, description: "the member's e-mail address" },
       name: { type: 'string', value: 'NAME', description: "the member's name, for a new user (default: the e-mail's local part)" },
       role: { type: 'string', value: 'ROLE', required: true, description: 'role name: Owner, Admin, Developer or Viewer (see opsctl role list)' },
     },
-    run: (ctx, f) =>
-      ctx.orgs.addMember({ orgId: str(f, 'org'), email: str(f, 'email'), name: opt(f, 'name'), role: str(f, 'role') }),
+    async run(ctx, f) {
+      const added = await ctx.orgs.addMember({ orgId: str(f, 'org'), email: str(f, 'email'), name: opt(f, 'name'), role: str(f, 'role') });
+      return { ...added, ...(await firstPasswordLink(ctx, added.user_id)) };
+    },
+  },
+  {
+    name: 'user reset-password',
+    summary: "Print a new one-time link (24 h) to set a user's dashboard password; earlier links stop working, the current password works until the new one is set (which ends the user's sessions). Prints {user_id, email, set_password_url, set_password_expires_at}.",
+    options: { email: { type: 'string', value: 'EMAIL', required: true, description: "the user's e-mail address" } },
+    async run(ctx, f) {
+      const user = await dashboardService(ctx).userByEmail(str(f, 'email'));
+      if (!user) throw notFound(`no user has the e-mail address ${str(f, 'email')}`);
+      return { user_id: user.id, email: user.email, ...(await passwordLink(ctx, user.id)) };
+    },
   },
   {
     name: 'owner transfer',
@@ -133,7 +166,12 @@ export const commands: Command[] = [
       // Events are not opened here: the event store is the running server's (DuckDB allows one
       // process), so retention goes through its admin socket, or opens the store when none runs.
       const { openIdempotency } = await import('../idempotency/capability.js');
-      return { media: await media.purge(), events: await retentionFromCli(ctx, log), idempotency: await openIdempotency(ctx, log).purge() };
+      return {
+        media: await media.purge(),
+        events: await retentionFromCli(ctx, log),
+        idempotency: await openIdempotency(ctx, log).purge(),
+        dashboard: await dashboardService(ctx).purge(),
+      };
     },
   },
 ];

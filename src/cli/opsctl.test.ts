@@ -302,7 +302,8 @@ describe('opsctl, while the server runs', () => {
     try {
       const init = await opsctl(empty, ['init', '--json']);
       assert.equal(init.code, 0, init.stderr);
-      assert.deepEqual(Object.keys(init.json).sort(), ['initialized', 'org_id', 'project_id', 'token', 'token_id', 'user_id']);
+      assert.deepEqual(Object.keys(init.json).sort(), ['initialized', 'org_id', 'project_id', 'set_password_expires_at', 'set_password_url', 'token', 'token_id', 'user_id']);
+      assert.match(String(init.json.set_password_url), /^http:\/\/localhost:8080\/dashboard\/set-password#[A-Za-z0-9_-]{43}$/);
       const [me, again] = await Promise.all([opsctl(empty, ['whoami', '--token', String(init.json.token), '--json']), opsctl(empty, ['init', '--json'])]);
       assert.equal(me.json.token_id, init.json.token_id);
       assert.equal(me.json.org_id, init.json.org_id);
@@ -311,6 +312,35 @@ describe('opsctl, while the server runs', () => {
     } finally {
       fs.rmSync(empty.dataDir, { recursive: true, force: true });
     }
+  });
+
+  test('member add and user reset-password print one-time dashboard links that set the password', async () => {
+    const env = { OPS_PUBLIC_URL: 'https://ops.example.test' };
+    const added = await opsctl(s, ['member', 'add', '--org', s.tenants.a.orgId, '--email', 'linked@example.com', '--role', 'Viewer', '--json'], env);
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(Object.keys(added.json).sort(), ['set_password_expires_at', 'set_password_url', 'user_id']);
+    const url = String(added.json.set_password_url);
+    assert.match(url, /^https:\/\/ops\.example\.test\/dashboard\/set-password#[A-Za-z0-9_-]{43}$/);
+    const origin = { origin: s.apiUrl };
+    const set = (link: string, password: string) => s.request('POST', `${s.apiUrl}/dashboard/password`, { token: null, headers: origin, json: { link_token: link.split('#')[1], password } });
+
+    // A new link replaces the first, which stops working.
+    const reset = await opsctl(s, ['user', 'reset-password', '--email', 'Linked@Example.com', '--json']);
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.deepEqual(Object.keys(reset.json).sort(), ['email', 'set_password_expires_at', 'set_password_url', 'user_id']);
+    assert.equal(reset.json.user_id, added.json.user_id);
+    assert.equal((await set(url, 'correct horse battery')).status, 400);
+    assert.equal((await set(String(reset.json.set_password_url), 'correct horse battery')).status, 200);
+    const signIn = await s.request('POST', `${s.apiUrl}/dashboard/session`, { token: null, headers: origin, json: { email: 'linked@example.com', password: 'correct horse battery' } });
+    assert.equal(signIn.status, 200);
+
+    // A member who already has a password gets no link; an unknown e-mail is not_found.
+    const again = await opsctl(s, ['member', 'add', '--org', s.tenants.b.orgId, '--email', 'linked@example.com', '--role', 'Viewer', '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.json.set_password_url, null);
+    const unknown = await opsctl(s, ['user', 'reset-password', '--email', 'nobody@example.com', '--json']);
+    assert.equal(unknown.code, 1);
+    assert.equal((unknown.json.error as { code: string }).code, 'not_found');
   });
 
   test('media restore prints delivery URLs under the configured OPS_CDN_URL or OPS_CDN_PORT', async () => {

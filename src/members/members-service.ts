@@ -35,6 +35,8 @@ export class MembersService {
   private readonly listAfter;
 
   private readonly db: Kysely<Database>;
+  /** Told of each removal once committed (the dashboard ends the member's session tokens). */
+  private readonly removedListeners: Array<(orgId: string, userId: string) => Promise<void>> = [];
 
   constructor(
     private readonly metadata: MetadataStore,
@@ -131,6 +133,12 @@ export class MembersService {
       if (org.primary_owner_id === userId) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
       await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
     });
+    for (const listener of this.removedListeners) await listener(orgId, userId);
+  }
+
+  /** Runs `listener` after each removal has committed; it must not throw (the removal is done). */
+  onRemoved(listener: (orgId: string, userId: string) => Promise<void>): void {
+    this.removedListeners.push(listener);
   }
 
   /**

@@ -45,6 +45,8 @@ export interface NewToken {
   name: string;
   scopes: readonly Scope[];
   expiresAt: string | null;
+  /** A dashboard session's short-lived token (src/dashboard): left out of the token lists. */
+  sessionId?: string;
   /** Runs in the transaction that inserts the token (a keyed request's answer: src/idempotency). */
   within?: RecordAnswer<TokenInfo & { token: string }>;
 }
@@ -97,6 +99,7 @@ export class TokenService {
       revoked_at: null,
       last_used_at: null,
       created_at: iso(this.clock.now()),
+      session_id: input.sessionId ?? null,
     };
     const created = { ...toInfo(row), token };
     const within = input.within;
@@ -127,12 +130,16 @@ export class TokenService {
     return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt, within });
   }
 
-  /** Tokens of the caller's project and mode, newest first, revoked ones left out. */
+  /**
+   * Tokens of the caller's project and mode, newest first, revoked ones and the dashboard
+   * sessions' short-lived tokens (docs/dashboard.md) left out.
+   */
   async list(tenant: Tenant, page: PageRequest): Promise<TokenInfo[]> {
     let query = scoped(this.db, tenant)
       .selectFrom('api_tokens')
       .select(['id', 'name', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
       .where('revoked_at', 'is', null)
+      .where('session_id', 'is', null)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(page.limit + 1);
@@ -144,13 +151,14 @@ export class TokenService {
 
   /**
    * Administrative list (opsctl) across tenants, optionally of one organisation and/or project,
-   * both modes, newest first; revoked tokens are left out as in GET /tokens.
+   * both modes, newest first; revoked tokens and dashboard session tokens are left out as in GET /tokens.
    */
   async listAll(filter: { orgId?: string; projectId?: string }): Promise<AdminTokenInfo[]> {
     let query = this.db
       .selectFrom('api_tokens')
       .select(['id', 'name', 'org_id', 'project_id', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
       .where('revoked_at', 'is', null)
+      .where('session_id', 'is', null)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc');
     if (filter.orgId !== undefined) query = query.where('org_id', '=', filter.orgId);

@@ -59,6 +59,8 @@ export interface ApiTokensTable {
   revoked_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /** The dashboard session a short-lived token was exchanged for (src/dashboard); null otherwise. */
+  session_id: string | null;
 }
 
 export interface UsageCountersTable {

@@ -5,6 +5,7 @@ import * as events from './0003-events.js';
 import * as announced from './0004-announced.js';
 import * as uploadReservations from './0005-upload-reservations.js';
 import * as idempotencyKeys from './0006-idempotency-keys.js';
+import * as dashboard from './0007-dashboard.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004-announced': announced,
   '0005-upload-reservations': uploadReservations,
   '0006-idempotency-keys': idempotencyKeys,
+  '0007-dashboard': dashboard,
 };

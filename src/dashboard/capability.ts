@@ -1,0 +1,58 @@
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { RouteRegistrar } from '../app/build-api.js';
+import type { Logger } from '../app/logger.js';
+import { DashboardService } from './dashboard-service.js';
+import { registerDashboardRoutes } from './routes.js';
+
+export interface DashboardCapability extends Capability {
+  /** Its routes on the API listener outside /v1 (`/`, `/dashboard/…`). */
+  readonly root: RouteRegistrar;
+  readonly service: DashboardService;
+  purge(): Promise<{ sessions: number; links: number; tokens: number }>;
+}
+
+/** At most this long between purges, whatever OPS_PURGE_INTERVAL_MS says: sessions idle out in 12 hours. */
+const maxPurgeIntervalMs = 60 * 60 * 1000;
+
+/** The dashboard's service on a context (opsctl's links, the server's routes). */
+export const dashboardService = (ctx: AppContext): DashboardService =>
+  new DashboardService({ db: ctx.metadata.db, clock: ctx.clock, tokens: ctx.tokens, bus: ctx.bus });
+
+/**
+ * The web dashboard's sign-in and sessions (DECISIONS.md §17, docs/dashboard.md): its routes,
+ * the end of a removed member's session tokens, and the purge of expired sessions, used or
+ * expired links and spent session tokens (at start, every OPS_PURGE_INTERVAL_MS at most an hour
+ * apart, and in `opsctl purge`). Expired rows are refused before they are purged.
+ */
+export function openDashboard(ctx: AppContext, log: Logger): DashboardCapability {
+  const service = dashboardService(ctx);
+  ctx.members.onRemoved(async (orgId, userId) => {
+    try {
+      await service.memberRemoved(orgId, userId);
+    } catch (error) {
+      log.error({ err: error, orgId, userId }, 'dashboard: could not end a removed member\'s session tokens; they expire within 15 minutes');
+    }
+  });
+  const purge = () => service.purge();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    running = running.then(purge).catch((error: unknown) => log.error({ err: error }, 'dashboard: purge failed; it runs again at the next interval'));
+  };
+  return {
+    name: 'dashboard',
+    service,
+    root: (app) => registerDashboardRoutes(app, service, ctx.config),
+    purge,
+    start: () => {
+      run();
+      timer = setInterval(run, Math.min(ctx.config.purgeIntervalMs, maxPurgeIntervalMs));
+      timer.unref();
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
