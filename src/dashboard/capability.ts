@@ -2,6 +2,7 @@ import type { AppContext } from '../app/context.js';
 import type { Capability } from '../app/capability.js';
 import type { RouteRegistrar } from '../app/build-api.js';
 import type { Logger } from '../app/logger.js';
+import { periodicPurge } from '../app/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
 
@@ -12,8 +13,6 @@ export interface DashboardCapability extends Capability {
   purge(): Promise<{ sessions: number; links: number; tokens: number }>;
 }
 
-/** At most this long between purges, whatever OPS_PURGE_INTERVAL_MS says: sessions idle out in 12 hours. */
-const maxPurgeIntervalMs = 60 * 60 * 1000;
 
 /** The dashboard's service on a context (opsctl's links, the server's routes). */
 export const dashboardService = (ctx: AppContext): DashboardService =>
@@ -35,24 +34,13 @@ export function openDashboard(ctx: AppContext, log: Logger): DashboardCapability
     }
   });
   const purge = () => service.purge();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = running.then(purge).catch((error: unknown) => log.error({ err: error }, 'dashboard: purge failed; it runs again at the next interval'));
-  };
+  const job = periodicPurge(ctx, log, 'dashboard', purge);
   return {
     name: 'dashboard',
     service,
     root: (app) => registerDashboardRoutes(app, service, ctx.config),
     purge,
-    start: () => {
-      run();
-      timer = setInterval(run, Math.min(ctx.config.purgeIntervalMs, maxPurgeIntervalMs));
-      timer.unref();
-    },
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
+    start: job.start,
+    stop: job.stop,
   };
 }

@@ -1,14 +1,13 @@
 import type { AppContext } from '../app/context.js';
 import type { Capability } from '../app/capability.js';
 import type { Logger } from '../app/logger.js';
+import { periodicPurge } from '../app/periodic-purge.js';
 import { IdempotencyStore } from './idempotency-store.js';
 
 export interface IdempotencyCapability extends Capability {
   purge(): Promise<{ purged: number }>;
 }
 
-/** At most this long between purges, whatever OPS_PURGE_INTERVAL_MS says: rows are kept 24 hours. */
-const maxPurgeIntervalMs = 60 * 60 * 1000;
 
 /**
  * The purge of remembered Idempotency-Keys past their 24 hours: at start and every
@@ -18,22 +17,11 @@ const maxPurgeIntervalMs = 60 * 60 * 1000;
 export function openIdempotency(ctx: AppContext, log: Logger): IdempotencyCapability {
   const store = new IdempotencyStore(ctx.metadata.db, ctx.clock);
   const purge = async () => ({ purged: await store.purge() });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = running.then(purge).catch((error: unknown) => log.error({ err: error }, 'idempotency: purge failed; it runs again at the next interval'));
-  };
+  const job = periodicPurge(ctx, log, 'idempotency', purge);
   return {
     name: 'idempotency',
     purge,
-    start: () => {
-      run();
-      timer = setInterval(run, Math.min(ctx.config.purgeIntervalMs, maxPurgeIntervalMs));
-      timer.unref();
-    },
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
+    start: job.start,
+    stop: job.stop,
   };
 }
