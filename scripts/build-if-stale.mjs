@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { webAppStale } from './web-app-stale.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const output = path.join(root, 'dist/cli/main.js');
 const mtime = (p) => fs.statSync(p).mtimeMs;
@@ -23,7 +25,13 @@ function newestSource(dir) {
 }
 
 const inputs = Math.max(newestSource(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((f) => mtime(path.join(root, f))));
-if (fs.existsSync(output) && mtime(output) >= inputs) process.exit(0);
-console.error('compiling (sources changed since the last build)…');
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-process.exit(tsc.status ?? 1);
+if (!fs.existsSync(output) || mtime(output) < inputs) {
+  console.error('compiling (sources changed since the last build)…');
+  const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+}
+if (webAppStale(root)) {
+  console.error('building the dashboard (web/ changed since the last build)…');
+  const vite = spawnSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(root, 'web/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' });
+  process.exit(vite.status ?? 1);
+}

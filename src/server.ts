@@ -86,7 +86,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     opened(openIdempotency(ctx, log));
-    const dashboard = opened(openDashboard(ctx, log));
+    const dashboard = opened(openDashboard(ctx, log, urls));
 
     api = await buildApi(ctx, {
       logger: log,

@@ -2,6 +2,7 @@ import type { AppContext } from '../app/context.js';
 import type { Capability } from '../app/capability.js';
 import type { RouteRegistrar } from '../app/build-api.js';
 import type { Logger } from '../app/logger.js';
+import type { PublicUrls } from '../app/public-urls.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
@@ -24,7 +25,7 @@ export const dashboardService = (ctx: AppContext): DashboardService =>
  * expired links and spent session tokens (at start, every OPS_PURGE_INTERVAL_MS at most an hour
  * apart, and in `opsctl purge`). Expired rows are refused before they are purged.
  */
-export function openDashboard(ctx: AppContext, log: Logger): DashboardCapability {
+export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): DashboardCapability {
   const service = dashboardService(ctx);
   ctx.members.onRemoved(async (orgId, userId) => {
     try {
@@ -38,7 +39,7 @@ export function openDashboard(ctx: AppContext, log: Logger): DashboardCapability
   return {
     name: 'dashboard',
     service,
-    root: (app) => registerDashboardRoutes(app, service, ctx.config),
+    root: (app) => registerDashboardRoutes(app, service, ctx.config, urls),
     purge,
     start: job.start,
     stop: job.stop,

@@ -215,14 +215,32 @@ describe('dashboard sign-in and sessions', () => {
     assert.equal((await b.signIn('leaving@example.com')).status, 401);
   });
 
-  test('security headers, the redirect and the placeholder page', async () => {
+  test('security headers, the redirect, the app\'s pages and its immutable precompressed assets', async () => {
     const root = await fetch(`${s.apiUrl}/`, { redirect: 'manual' });
     assert.equal(root.status, 302);
     assert.equal(root.headers.get('location'), '/dashboard/');
     const page = await fetch(`${s.apiUrl}/dashboard/`);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type')!, /^text\/html/);
-    assert.match(await page.text(), /single-page app/);
+    assert.equal(page.headers.get('cache-control'), 'no-cache');
+    const html = await page.text();
+    assert.match(html, /<div id="app">/);
+    // Images and video of the delivery listener are allowed, nothing else foreign.
+    assert.match(page.headers.get('content-security-policy')!, new RegExp(`img-src 'self' blob: data: ${new URL(s.cdnUrl).origin};`));
+    const script = /<script type="module" crossorigin src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(script, html);
+    const asset = await fetch(`${s.apiUrl}${script}`, { headers: { 'accept-encoding': 'br, gzip' } });
+    assert.equal(asset.status, 200);
+    assert.equal(asset.headers.get('content-encoding'), 'br');
+    assert.match(asset.headers.get('cache-control')!, /max-age=31536000, immutable/);
+    assert.match(asset.headers.get('content-type')!, /javascript/);
+    // Every page of the app answers its index; deep links (a dataset's schema) too.
+    for (const path of ['/dashboard/sign-in', '/dashboard/set-password', '/dashboard/media', '/dashboard/datasets/game']) {
+      const res = await fetch(`${s.apiUrl}${path}`);
+      assert.equal(res.status, 200, path);
+      assert.equal(await res.text(), html);
+    }
+    assert.equal((await fetch(`${s.apiUrl}/dashboard/assets/nothing.js`)).status, 404);
     const b = new Browser(s);
     for (const res of [page, (await b.request('GET', '/dashboard/session')) as unknown as Response]) {
       assert.match(res.headers.get('content-security-policy')!, /default-src 'self'/);

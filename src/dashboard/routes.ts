@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { PublicUrls } from '../app/public-urls.js';
+import { registerWebApp } from './web-app.js';
 import type { Api } from '../http/types.js';
 import type { Config } from '../config/config.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
@@ -20,13 +22,20 @@ declare module 'fastify' {
   }
 }
 
-/** Every response under /dashboard/ (docs/dashboard.md): no framing, no sniffing, no referrer. */
-const securityHeaders = {
-  'Content-Security-Policy': "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-};
+/**
+ * Every response under /dashboard/ (docs/dashboard.md): no framing, no sniffing, no referrer.
+ * Scripts, styles and API calls only from this origin; images and video also from the delivery
+ * listener (media thumbnails and previews), whose origin is known once it is bound.
+ */
+function securityHeaders(cdnUrl: string): Record<string, string> {
+  const cdn = cdnUrl ? ` ${new URL(cdnUrl).origin}` : '';
+  return {
+    'Content-Security-Policy': `default-src 'self'; img-src 'self' blob: data:${cdn}; media-src 'self'${cdn}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+  };
+}
 
 const unsafeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -50,18 +59,12 @@ const SessionInfo = Type.Object({
   preferences: Type.Union([Target, Type.Null()]),
 });
 
-/** The placeholder the single-page app replaces: no script, no style, nothing the CSP forbids. */
-const placeholder = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>opsplatform dashboard</title></head>
-<body><h1>opsplatform</h1><p>The dashboard is built by the single-page app; its API is under /dashboard/ (docs/dashboard.md).</p></body></html>
-`;
-
 /**
  * DECISIONS.md §17, docs/dashboard.md: sign-in, sessions and their short-lived tokens, on the
  * API listener outside /v1. Unsafe methods need an Origin of this server; the routes marked
  * `dashboardSession` need the session cookie.
  */
-export function registerDashboardRoutes(app: Api, service: DashboardService, config: Pick<Config, 'publicUrl'>): void {
+export async function registerDashboardRoutes(app: Api, service: DashboardService, config: Pick<Config, 'publicUrl'>, urls: PublicUrls): Promise<void> {
   const secure = config.publicUrl.startsWith('https:');
   const publicOrigin = config.publicUrl ? new URL(config.publicUrl).origin : undefined;
 
@@ -73,7 +76,7 @@ export function registerDashboardRoutes(app: Api, service: DashboardService, con
   };
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.headers(securityHeaders);
+    reply.headers(securityHeaders(urls.cdn));
     if (unsafeMethods.has(request.method) && !sameOrigin(request)) {
       throw forbidden('cross-origin request refused: unsafe methods under /dashboard/ need an Origin header of this server');
     }
@@ -97,13 +100,11 @@ export function registerDashboardRoutes(app: Api, service: DashboardService, con
     if (!request.dashboardSession) throw new AppError('internal', 'an unexpected error occurred');
     return request.dashboardSession;
   };
-  const html = (_request: FastifyRequest, reply: FastifyReply) => reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(placeholder);
-
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/dashboard/', 302));
   app.get('/dashboard', { schema: { hide: true } }, (_request, reply) => reply.redirect('/dashboard/', 302));
-  app.get('/dashboard/', { schema: { hide: true } }, html);
-  // Where opsctl's links point (the link token travels in the fragment, never to the server).
-  app.get('/dashboard/set-password', { schema: { hide: true } }, html);
+  // The app's pages and assets; opsctl's links point at /dashboard/set-password (the link token
+  // travels in the fragment, never to the server).
+  await registerWebApp(app);
 
   // Unknown paths under /dashboard/ answer the usual 404, with this plugin's headers.
   app.all('/dashboard/*', { schema: { hide: true } }, async (request) => {

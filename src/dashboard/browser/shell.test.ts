@@ -1,0 +1,50 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+
+describe('dashboard shell in Chromium: sign-in, switcher, sign-out', { skip: noBrowser }, () => {
+  let d: Dashboard;
+  before(async () => {
+    d = await startDashboard();
+  });
+  after(() => d?.close());
+
+  test('a signed-out visitor is sent to sign-in; signs in; sees the pages; signs out and every page refuses', async () => {
+    await d.member('owner-shell@example.com', 'Owner');
+    const { context, page, problems } = await d.context();
+    await page.goto(`${d.url}/media`);
+    await page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
+    assert.match(page.url(), /\/dashboard\/sign-in\?next=%2Fmedia$/);
+    await page.getByLabel('E-mail').fill('owner-shell@example.com');
+    await page.getByLabel('Password').fill('wrong password!!');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'wrong e-mail or password' }).waitFor();
+    await d.signIn(page, 'owner-shell@example.com');
+    for (const name of ['Explorer', 'Datasets', 'Media', 'Tokens', 'Members', 'Usage']) {
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name, exact: true }).click();
+      await titled(page, `${name} · opsplatform`);
+    }
+    await page.getByTestId('sign-out').click();
+    await page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
+    for (const path of ['/', '/media', '/tokens', '/members', '/usage', '/datasets']) {
+      await page.goto(`${d.url}${path}`);
+      await page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
+    }
+    assert.deepEqual(unexpected(problems), []);
+    await context.close();
+  });
+
+  test('the switcher persists the project and mode per user, across sign-ins', async () => {
+    await d.member('switch@example.com', 'Developer');
+    const { context, page } = await d.context(widths.phone);
+    await d.signIn(page, 'switch@example.com');
+    await page.getByRole('button', { name: 'Menu' }).waitFor();
+    await page.getByLabel('Mode').selectOption('test');
+    await page.getByText('Test mode: you see the project').waitFor();
+    await context.close();
+    const again = await d.context();
+    await d.signIn(again.page, 'switch@example.com');
+    assert.equal(await again.page.getByLabel('Mode').inputValue(), 'test');
+    await again.context.close();
+  });
+});

@@ -1,0 +1,103 @@
+// The browser tests' harness: the real server (test-server.ts) serving the built dashboard,
+// driven in Debian's Chromium by playwright-core (never a downloaded browser).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestServer, type TestServer, type TestServerOptions } from '../../test-support/test-server.js';
+import { dashboardService } from '../capability.js';
+// @ts-expect-error a plain .mjs module shared with `npm start` (no types)
+import { webAppStale } from '../../../scripts/web-app-stale.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const chromiumPath = process.env.OPS_TEST_CHROMIUM ?? '/usr/bin/chromium';
+/** Why browser tests cannot run here (no Chromium), or undefined. Pass as node:test's `skip`. */
+export const noBrowser = fs.existsSync(chromiumPath) ? undefined : `no Chromium at ${chromiumPath} (apt-get install chromium; .ci/run does)`;
+export const password = 'correct horse battery staple';
+/** Where screenshots go: test artifacts, not committed (.gitignore). */
+export const artifactsDir = path.join(repoRoot, 'test-artifacts', 'dashboard');
+export const widths = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
+
+/** Builds dist/web when web/ changed since the last build (as `npm start` does). */
+export function ensureWebAppBuilt(): void {
+  if (!(webAppStale as (root: string) => boolean)(repoRoot)) return;
+  const vite = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'web/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' });
+  assert.equal(vite.status, 0, 'vite build of the dashboard failed');
+}
+
+export interface Dashboard {
+  s: TestServer;
+  browser: Browser;
+  /** The dashboard's address: http://127.0.0.1:PORT/dashboard */
+  url: string;
+  /** A member of org A (or `orgId`) with the password set through a link; returns the user id. */
+  member(email: string, role: string, orgId?: string): Promise<string>;
+  /** A new browser context (own cookies) at `viewport`, collecting console errors and CSP violations. */
+  context(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; problems: string[] }>;
+  /** Signs in through the sign-in page and waits for the shell. */
+  signIn(page: Page, email: string): Promise<void>;
+  screenshot(page: Page, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDashboard(options: TestServerOptions = {}): Promise<Dashboard> {
+  ensureWebAppBuilt();
+  const s = await startTestServer(options);
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const url = `${s.apiUrl}/dashboard`;
+  const dashboard: Dashboard = {
+    s,
+    browser,
+    url,
+    async member(email, role, orgId = s.tenants.a.orgId) {
+      const { user_id } = await s.server.ctx.orgs.addMember({ orgId, email, role });
+      const { link_token } = await dashboardService(s.server.ctx).issuePasswordLink(user_id);
+      const res = await fetch(`${s.apiUrl}/dashboard/password`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: s.apiUrl },
+        body: JSON.stringify({ link_token, password }),
+      });
+      assert.equal(res.status, 200, await res.text());
+      return user_id;
+    },
+    async context(viewport = widths.desktop) {
+      const context = await browser.newContext({ viewport, acceptDownloads: false });
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      return { context, page, problems };
+    },
+    async signIn(page, email) {
+      await page.goto(`${url}/sign-in`);
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('sign-out').waitFor();
+    },
+    async screenshot(page, name) {
+      fs.mkdirSync(artifactsDir, { recursive: true });
+      const width = page.viewportSize()?.width ?? 0;
+      await page.screenshot({ path: path.join(artifactsDir, `${name}-${width}.png`), fullPage: true });
+    },
+    async close() {
+      await browser.close();
+      await s.close();
+    },
+  };
+  return dashboard;
+}
+
+/** Waits until the page's title is `title` (pages set it once they render). */
+export async function titled(page: Page, title: string): Promise<void> {
+  await page.waitForFunction((t) => document.title === t, title);
+}
+
+/** Problems a page logged, minus the API's own refusals a test provoked on purpose (4xx in the console). */
+export function unexpected(problems: string[]): string[] {
+  return problems.filter((p) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(p));
+}
