@@ -20,11 +20,36 @@ export const password = 'correct horse battery staple';
 export const artifactsDir = path.join(repoRoot, 'test-artifacts', 'dashboard');
 export const widths = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 
-/** Builds dist/web when web/ changed since the last build (as `npm start` does). */
+/**
+ * Builds dist/web when web/ changed since the last build (as `npm start` does). Test files run
+ * in parallel processes: one builds under a lock directory while the others wait for it.
+ */
 export function ensureWebAppBuilt(): void {
-  if (!(webAppStale as (root: string) => boolean)(repoRoot)) return;
-  const vite = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'web/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' });
-  assert.equal(vite.status, 0, 'vite build of the dashboard failed');
+  const stale = () => (webAppStale as (root: string) => boolean)(repoRoot);
+  if (!stale()) return;
+  const lock = path.join(repoRoot, 'dist', '.web-build-lock');
+  fs.mkdirSync(path.dirname(lock), { recursive: true });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      // A lock older than two minutes belongs to a build that died: take it over.
+      if (Date.now() > deadline || Date.now() - fs.statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 120_000) {
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    if (!stale()) return;
+    const vite = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'web/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' });
+    assert.equal(vite.status, 0, 'vite build of the dashboard failed');
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 export interface Dashboard {
