@@ -36,7 +36,7 @@ export function ensureWebAppBuilt(): void {
       break;
     } catch {
       // A lock older than two minutes belongs to a build that died: take it over.
-      if (Date.now() > deadline || Date.now() - fs.statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 120_000) {
+      if (Date.now() > deadline || Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 120_000) {
         fs.rmSync(lock, { recursive: true, force: true });
         continue;
       }
