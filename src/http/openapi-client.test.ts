@@ -11,6 +11,7 @@ import type { Middleware } from 'openapi-fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { gif } from '../media/test-files.js';
+import { apiTypesFile, generateApiTypes } from '../../web/scripts/api-types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -176,6 +177,11 @@ describe('OpenAPI document: typed client, operation ids, servers, lint', () => {
     for (const id of ['listOrgMembers', 'createToken', 'listTokens', 'revokeToken', 'getMedia', 'listMedia', 'createDataset', 'runQuery', 'tailQuery', 'createCaseAttachment', 'deleteMedia', 'archiveDataset']) {
       assert.ok(statuses(id).every((status) => status >= 200 && status < 300), `${id} → ${statuses(id).join(', ')}`);
     }
+  });
+
+  test('the dashboard\'s API types (web/src/api/schema.d.ts) are what this document generates', async () => {
+    const committed = fs.readFileSync(apiTypesFile, 'utf8');
+    assert.ok(committed === (await generateApiTypes(doc)), 'web/src/api/schema.d.ts is stale: run `npm run api:types` and commit it');
   });
 
   test('lint: Redocly recommended ruleset reports no error; the JSON Schema validator accepts it', async (t) => {
