@@ -23,6 +23,11 @@ export class TokenSource {
     this.pending = undefined;
   }
 
+  /** Forgets the current token: the next call fetches a new one. */
+  invalidate(): void {
+    this.current = undefined;
+  }
+
   /** Scopes of the current token, once one was fetched. */
   get scopes(): string[] {
     return this.current?.token.scopes ?? [];
@@ -57,10 +62,27 @@ export class TokenSource {
 
 export const tokens = new TokenSource(undefined);
 
+/**
+ * Every /v1 call carries the token. A 401 means the token ended before the page expected (the
+ * browser's clock is off, or the server revoked it): the call is sent once more with a new one.
+ */
+const retryable = new Map<string, Request>();
 const auth: Middleware = {
-  async onRequest({ request }) {
+  async onRequest({ request, id }) {
     request.headers.set('authorization', `Bearer ${(await tokens.token()).token}`);
+    retryable.set(id, request.clone());
     return request;
+  },
+  async onResponse({ response, id }) {
+    const again = retryable.get(id);
+    retryable.delete(id);
+    if (response.status !== 401 || !again) return response;
+    tokens.invalidate();
+    again.headers.set('authorization', `Bearer ${(await tokens.token()).token}`);
+    return fetch(again);
+  },
+  onError({ id }) {
+    retryable.delete(id);
   },
 };
 
@@ -97,12 +119,20 @@ export async function data<T>(call: Promise<{ data?: T; error?: unknown; respons
 export async function authorizedFetch(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   for (const [k, v] of Object.entries(await tokens.headers())) headers.set(k, v);
-  let response: Response;
-  try {
-    response = await fetch(path, { ...init, headers });
-  } catch (error) {
-    if ((error as Error).name === 'AbortError') throw error;
-    throw new ApiError(0, 'network', 'the server cannot be reached; check the connection and try again');
+  const send = async () => {
+    try {
+      return await fetch(path, { ...init, headers });
+    } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error;
+      throw new ApiError(0, 'network', 'the server cannot be reached; check the connection and try again');
+    }
+  };
+  let response = await send();
+  if (response.status === 401) {
+    // As in the typed client: the token ended sooner than the page expected; once more with a new one.
+    tokens.invalidate();
+    for (const [k, v] of Object.entries(await tokens.headers())) headers.set(k, v);
+    response = await send();
   }
   if (!response.ok) throw await errorFrom(response);
   return response;
