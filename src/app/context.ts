@@ -74,6 +74,13 @@ export async function createContext(config: Config, clock: Clock, options: Conte
   const { db } = metadata;
   // Connects on first use: an opsctl command that publishes nothing never dials NATS.
   const bus = await openBus(config.natsUrl, options.log ?? (config.natsUrl ? cliLogger(config) : undefined));
+  const members = new MembersService(metadata, clock);
+  // A token acting for a member carries the member's role (src/auth/role-policy.ts): a role
+  // change or removal drops the organisation's tokens from every process's cache.
+  members.onChanged(async (orgId) => {
+    bus.publish('org.changed', { orgId });
+    await bus.flush();
+  });
   return {
     config,
     clock,
@@ -83,7 +90,7 @@ export async function createContext(config: Config, clock: Clock, options: Conte
     paginator: new Paginator(cursors),
     cursors,
     orgs: new AnnouncingOrgService(db, plans, clock, bus),
-    members: new MembersService(metadata, clock),
+    members,
     tokens: new TokenService(db, clock, bus),
     bus,
     close: async () => {

@@ -1,5 +1,6 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Scope } from './scopes.js';
+import type { ActingMember } from './role-policy.js';
 
 /** What an authenticated request acts as; set once by the auth plugin. */
 export interface AuthContext {
@@ -8,6 +9,13 @@ export interface AuthContext {
   scopes: ReadonlySet<Scope>;
   /** The organisation's plan at the time of the request. */
   plan: string;
+  /**
+   * The member the token acts for: the user behind a dashboard session token, or who created
+   * the token with one (api_tokens.created_by_user_id), with their role in the token's
+   * organisation as read with the token; absent for tokens made with opsctl or another API
+   * token. What it changes: src/auth/role-policy.ts.
+   */
+  member?: ActingMember;
 }
 
 declare module 'fastify' {

@@ -20,6 +20,10 @@ interface TokenRow {
   expires_at: string | null;
   revoked_at: string | null;
   plan: string;
+  session_id: string | null;
+  created_by_user_id: string | null;
+  /** The role in the token's organisation of the user who created it (null when not a member). */
+  member_role: string | null;
 }
 
 /** A looked-up token and the AuthContext built from it once (not on every request). */
@@ -31,15 +35,20 @@ interface Cached {
   stamp: number;
 }
 
-const toAuthContext = (row: TokenRow): AuthContext => ({
-  tenant: { orgId: row.org_id, projectId: row.project_id, mode: row.mode },
-  tokenId: row.id,
-  scopes: new Set(row.scopes.split(' ').filter(isScope)),
-  plan: row.plan,
-});
+const toAuthContext = (row: TokenRow): AuthContext => {
+  const auth: AuthContext = {
+    tenant: { orgId: row.org_id, projectId: row.project_id, mode: row.mode },
+    tokenId: row.id,
+    scopes: new Set(row.scopes.split(' ').filter(isScope)),
+    plan: row.plan,
+  };
+  if (row.created_by_user_id !== null) auth.member = { userId: row.created_by_user_id, role: row.member_role };
+  return auth;
+};
 
 /**
- * Bearer token → AuthContext. One indexed lookup per request; `last_used_at` is written at
+ * Bearer token → AuthContext. One indexed lookup (the token, its organisation's plan and, for
+ * a dashboard session token, its member's role now) per request; `last_used_at` is written at
  * most once a minute per token so a busy client does not turn every read into a write.
  *
  * A looked-up token is cached for at most `cacheMs`. On SQLite it is trusted only while the
@@ -108,6 +117,11 @@ export class TokenLookup {
     const now = this.clock.now();
     if (row.revoked_at !== null) throw unauthorized('this token has been revoked');
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) throw unauthorized('this token has expired');
+    // A session token whose member left the organisation (the removal revokes it too; this
+    // holds if that failed). Tokens a member created outlive the membership (DECISIONS.md §12).
+    if (row.session_id !== null && auth.member?.role == null) {
+      throw unauthorized('this dashboard token is no longer valid: its user is not a member of this organisation any more');
+    }
     this.touch(row.id, now);
     return auth;
   }
@@ -137,6 +151,11 @@ export class TokenLookup {
         this.db
           .selectFrom('api_tokens')
           .innerJoin('organisations', 'organisations.id', 'api_tokens.org_id')
+          // The creator's role now: a token made in the dashboard acts for its member (role-policy.ts).
+          .leftJoin('memberships', (join) =>
+            join.onRef('memberships.org_id', '=', 'api_tokens.org_id').onRef('memberships.user_id', '=', 'api_tokens.created_by_user_id'),
+          )
+          .leftJoin('roles', 'roles.id', 'memberships.role_id')
           .select([
             'api_tokens.id',
             'api_tokens.org_id',
@@ -146,6 +165,9 @@ export class TokenLookup {
             'api_tokens.expires_at',
             'api_tokens.revoked_at',
             'organisations.plan',
+            'api_tokens.session_id',
+            'api_tokens.created_by_user_id',
+            'roles.name as member_role',
           ])
           .where('api_tokens.token_hash', '=', p('hash')),
       ['hash'],

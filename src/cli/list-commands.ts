@@ -27,7 +27,7 @@ export const listCommands: Command[] = [
   {
     name: 'token list',
     summary:
-      'List tokens that are not revoked, both modes, newest first, never their secrets; prints {tokens: [{id, name, org_id, project_id, mode, scopes, last_four, expires_at, last_used_at, created_at}]}.',
+      'List tokens that are not revoked, both modes, newest first, never their secrets; prints {tokens: [{id, name, org_id, project_id, mode, scopes, last_four, expires_at, last_used_at, created_at, created_by_user_id}]}.',
     options: {
       org: { ...org, required: false, description: 'only the tokens of this organisation' },
       project: { type: 'string', value: 'ID', description: 'only the tokens of this project' },
@@ -78,7 +78,7 @@ export const listCommands: Command[] = [
   {
     name: 'whoami',
     summary:
-      'Whom a token speaks for: its id, organisation, project, mode, scopes and plan, never its secret; prints {token_id, name, org_id, org_name, plan, project_id, project_name, mode, scopes, last_four, expires_at, last_used_at, created_at}. Unknown, revoked or expired: exit 1.',
+      'Whom a token speaks for: its id, organisation, project, mode, scopes and plan, never its secret; prints {token_id, name, org_id, org_name, plan, project_id, project_name, mode, scopes, last_four, expires_at, last_used_at, created_at, created_by_user_id}. Unknown, revoked or expired: exit 1.',
     options: { token: { type: 'string', value: 'TOKEN', required: true, description: 'the API token (ops_live_… or ops_test_…); checked as the API checks it' } },
     run: (ctx, f) => ctx.tokens.whoami(str(f, 'token')),
   },

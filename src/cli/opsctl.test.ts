@@ -220,7 +220,7 @@ describe('opsctl, while the server runs', () => {
     // Every project and mode of the organisation, newest first; revoked tokens and secrets left out.
     const listedTokens = tokens.json.tokens as Array<Record<string, unknown>>;
     assert.deepEqual(listedTokens.map((t) => t.id), [other.id, kept.id]);
-    assert.deepEqual(Object.keys(listedTokens[0]!).sort(), ['created_at', 'expires_at', 'id', 'last_four', 'last_used_at', 'mode', 'name', 'org_id', 'project_id', 'scopes']);
+    assert.deepEqual(Object.keys(listedTokens[0]!).sort(), ['created_at', 'created_by_user_id', 'expires_at', 'id', 'last_four', 'last_used_at', 'mode', 'name', 'org_id', 'project_id', 'scopes']);
     assert.deepEqual(listedTokens[0]!.scopes, ['media:read']);
     assert.equal(listedTokens[0]!.mode, 'test');
     assert.ok(!tokens.stdout.includes(kept.token) && !tokens.stdout.includes(kept.token.slice(9)));
@@ -272,6 +272,7 @@ describe('opsctl, while the server runs', () => {
       expires_at: null,
       last_used_at: null,
       created_at: json.json.created_at,
+      created_by_user_id: null,
     });
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`^token_id: ${created.json.id}$`, 'm'));

@@ -12,7 +12,8 @@ export interface BusMessages {
   'token.revoked': { tokenId: string };
   /**
    * Something a cache holds about the organisation changed (its plan, which every cached
-   * AuthContext of its tokens carries): those caches drop what they hold of it.
+   * AuthContext of its tokens carries, or a member's role, which those acting for a member
+   * carry): those caches drop what they hold of it.
    */
   'org.changed': { orgId: string };
 }

@@ -21,17 +21,18 @@ export const dashboardService = (ctx: AppContext): DashboardService =>
 
 /**
  * The web dashboard's sign-in and sessions (DECISIONS.md §17, docs/dashboard.md): its routes,
- * the end of a removed member's session tokens, and the purge of expired sessions, used or
- * expired links and spent session tokens (at start, every OPS_PURGE_INTERVAL_MS at most an hour
- * apart, and in `opsctl purge`). Expired rows are refused before they are purged.
+ * the end of the session tokens of a member whose role changed or who was removed, and the
+ * purge of expired sessions, used or expired links and spent session tokens (at start, every
+ * OPS_PURGE_INTERVAL_MS at most an hour apart, and in `opsctl purge`). Expired rows are refused
+ * before they are purged.
  */
 export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): DashboardCapability {
   const service = dashboardService(ctx);
-  ctx.members.onRemoved(async (orgId, userId) => {
+  ctx.members.onChanged(async (orgId, userId) => {
     try {
-      await service.memberRemoved(orgId, userId);
+      await service.membershipChanged(orgId, userId);
     } catch (error) {
-      log.error({ err: error, orgId, userId }, 'dashboard: could not end a removed member\'s session tokens; they expire within 15 minutes');
+      log.error({ err: error, orgId, userId }, 'dashboard: could not end the session tokens of a member whose role changed or who was removed; they expire within 15 minutes');
     }
   });
   const purge = () => service.purge();

@@ -11,7 +11,7 @@ import type { Mode } from '../tenancy/tenant.js';
 import type { Scope } from '../auth/scopes.js';
 import { DashboardStore, type DashboardUser, type Preferences, type SessionRow } from './dashboard-store.js';
 import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecret, sha256, verifyPassword } from './passwords.js';
-import { scopesOfRole } from './role-scopes.js';
+import { scopesOfRole } from '../auth/role-policy.js';
 
 const ulid = monotonicFactory();
 const minute = 60_000;
@@ -240,12 +240,17 @@ export class DashboardService {
       scopes,
       expiresAt,
       sessionId: session.id,
+      createdByUserId: session.user_id,
     });
     return { token: created.token, token_id: created.id, expires_at: expiresAt, scopes };
   }
 
-  /** A member removed: their session tokens of that organisation stop working; with no membership left, their sessions end. */
-  async memberRemoved(orgId: string, userId: string): Promise<void> {
+  /**
+   * A member's role changed or the member was removed: their session tokens of that
+   * organisation stop working (the page asks for new ones, with the scopes of the new role);
+   * with no membership left, their sessions end.
+   */
+  async membershipChanged(orgId: string, userId: string): Promise<void> {
     const now = iso(this.now());
     const revoked = await this.store.revokeMemberTokens(userId, orgId, now);
     if (!(await this.store.hasMembership(userId))) revoked.push(...(await this.store.endUserSessions(userId, now)));

@@ -1,53 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestResponse, type TestServer } from '../test-support/test-server.js';
+import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { dashboardService } from './capability.js';
-import { roleScopes } from './role-scopes.js';
+import { Browser, member, password } from './test-session.js';
+import { roleScopes } from '../auth/role-policy.js';
 import { png } from '../media/test-files.js';
 
-const password = 'correct horse battery staple';
 const hour = 3_600_000;
-
-/** The dashboard as a browser on the server's own origin uses it: cookie jar of one session, Origin on every request. */
-class Browser {
-  cookie: string | undefined;
-  lastSetCookie: string | undefined;
-  constructor(
-    private readonly s: TestServer,
-    private readonly origin: string | null = s.apiUrl,
-  ) {}
-
-  async request(method: string, path: string, json?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
-    const all: Record<string, string> = { ...headers };
-    if (this.origin) all.origin ??= this.origin;
-    if (this.cookie) all.cookie ??= this.cookie;
-    const res = await this.s.request(method, `${this.s.apiUrl}${path}`, { token: null, json, headers: all });
-    const set = res.headers.getSetCookie();
-    if (set.length) {
-      this.lastSetCookie = set[0];
-      const [pair] = set[0]!.split(';');
-      this.cookie = pair!.endsWith('=') ? undefined : pair;
-    }
-    return res;
-  }
-
-  async signIn(email: string, secret = password): Promise<TestResponse> {
-    return this.request('POST', '/dashboard/session', { email, password: secret });
-  }
-
-  async token(target: { org_id: string; project_id: string; mode?: 'live' | 'test' }): Promise<TestResponse> {
-    return this.request('POST', '/dashboard/session/token', { mode: 'live', ...target });
-  }
-}
-
-/** A member of org A with a password set through a link. */
-async function member(s: TestServer, email: string, role: string, orgId = s.tenants.a.orgId): Promise<string> {
-  const { user_id } = await s.server.ctx.orgs.addMember({ orgId, email, role });
-  const { link_token } = await dashboardService(s.server.ctx).issuePasswordLink(user_id);
-  const res = await new Browser(s).request('POST', '/dashboard/password', { link_token, password });
-  assert.equal(res.status, 200, res.text);
-  return user_id;
-}
 
 describe('dashboard sign-in and sessions', () => {
   let s: TestServer;

@@ -5,6 +5,7 @@ import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.j
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { ownerRole, systemRoles } from '../orgs/system-roles.js';
+import { checkOwnerChange, type ActingMember } from '../auth/role-policy.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';
 
@@ -35,8 +36,8 @@ export class MembersService {
   private readonly listAfter;
 
   private readonly db: Kysely<Database>;
-  /** Told of each removal once committed (the dashboard ends the member's session tokens). */
-  private readonly removedListeners: Array<(orgId: string, userId: string) => Promise<void>> = [];
+  /** Told of each role change and removal once committed (the dashboard ends the member's session tokens). */
+  private readonly changeListeners: Array<(orgId: string, userId: string) => Promise<void>> = [];
 
   constructor(
     private readonly metadata: MetadataStore,
@@ -113,32 +114,49 @@ export class MembersService {
       .limit(limit as unknown as number);
   }
 
-  async changeRole(orgId: string, userId: string, roleId: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * `actor`: the member the caller's token acts for, whose role may forbid the change
+   * (role-policy.ts: only an Owner changes Owners); absent for tokens acting for nobody.
+   */
+  async changeRole(orgId: string, userId: string, roleId: string, actor?: ActingMember): Promise<void> {
+    const changed = await this.db.transaction().execute(async (trx) => {
       await this.lockOrg(trx, orgId);
       const role = await trx.selectFrom('roles').select(['id', 'name']).where('id', '=', roleId).where('org_id', '=', orgId).executeTakeFirst();
       if (!role) throw badRequest(`roleId ${roleId} is not a role of this organisation`);
       const member = await this.memberOf(trx, orgId, userId);
+      checkOwnerChange(actor, { currentRole: member.role_name, newRole: role.name });
+      if (member.role_id === role.id) return false;
       if (member.role_name === ownerRole && role.name !== ownerRole) await this.checkOwnerMayLeave(trx, orgId, userId, 'demoted');
       await trx.updateTable('memberships').set({ role_id: role.id }).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+      return true;
     });
+    if (changed) await this.changed(orgId, userId);
   }
 
-  async remove(orgId: string, userId: string): Promise<void> {
+  /** `actor` as for changeRole. */
+  async remove(orgId: string, userId: string, actor?: ActingMember): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.lockOrg(trx, orgId);
       const member = await this.memberOf(trx, orgId, userId);
+      checkOwnerChange(actor, { currentRole: member.role_name });
       if (member.role_name === ownerRole) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
       const org = await trx.selectFrom('organisations').select('primary_owner_id').where('id', '=', orgId).executeTakeFirstOrThrow();
       if (org.primary_owner_id === userId) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
       await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
     });
-    for (const listener of this.removedListeners) await listener(orgId, userId);
+    await this.changed(orgId, userId);
   }
 
-  /** Runs `listener` after each removal has committed; it must not throw (the removal is done). */
-  onRemoved(listener: (orgId: string, userId: string) => Promise<void>): void {
-    this.removedListeners.push(listener);
+  /**
+   * Runs `listener` after each role change (to another role) and each removal has committed;
+   * it must not throw (the change is done).
+   */
+  onChanged(listener: (orgId: string, userId: string) => Promise<void>): void {
+    this.changeListeners.push(listener);
+  }
+
+  private async changed(orgId: string, userId: string): Promise<void> {
+    for (const listener of this.changeListeners) await listener(orgId, userId);
   }
 
   /**
@@ -154,7 +172,7 @@ export class MembersService {
     const member = await trx
       .selectFrom('memberships as m')
       .innerJoin('roles as r', 'r.id', 'm.role_id')
-      .select(['m.user_id', 'r.name as role_name'])
+      .select(['m.user_id', 'm.role_id', 'r.name as role_name'])
       .where('m.org_id', '=', orgId)
       .where('m.user_id', '=', userId)
       .executeTakeFirst();

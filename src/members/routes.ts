@@ -86,9 +86,9 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const { tenant } = requireAuth(request);
+      const { tenant, member } = requireAuth(request);
       MembersService.checkOrg(tenant.orgId, request.params.orgId);
-      await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId);
+      await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId, member);
       return { ok: true as const };
     },
   );
@@ -100,9 +100,9 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
       schema: { tags: ['members'], summary: 'Remove a member', params: MemberParams, response: { 200: Ok } },
     },
     async (request) => {
-      const { tenant } = requireAuth(request);
+      const { tenant, member } = requireAuth(request);
       MembersService.checkOrg(tenant.orgId, request.params.orgId);
-      await ctx.members.remove(tenant.orgId, request.params.userId);
+      await ctx.members.remove(tenant.orgId, request.params.userId, member);
       return { ok: true as const };
     },
   );

@@ -19,6 +19,10 @@ const TokenInfoSchema = Type.Object(
     expires_at: Type.Union([DateTime(), Type.Null()]),
     last_used_at: Type.Union([DateTime(), Type.Null()]),
     created_at: DateTime(),
+    created_by_user_id: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the member who created the token in the web dashboard; null for tokens made with opsctl or another API token. A Developer signed in to the dashboard lists and revokes only their own',
+    }),
   },
   { $id: 'TokenInfo' },
 );
@@ -62,15 +66,17 @@ export function registerTokenRoutes(app: Api, ctx: AppContext): void {
       schema: {
         tags: ['tokens'],
         summary: "List this project's active tokens (never their secrets)",
+        description:
+          "Tokens of the caller's project and mode. The web dashboard's own short-lived session tokens are left out; a Developer's dashboard session sees only the tokens that Developer created.",
         querystring: PageQuery,
         response: { 200: Type.Object({ tokens: Type.Array(Type.Ref(TokenInfoSchema)), next_cursor: Type.String(), has_more: Type.Boolean() }) },
       },
     },
     async (request) => {
-      const { tenant } = requireAuth(request);
-      const owner = tenantKey(tenant);
+      const auth = requireAuth(request);
+      const owner = tenantKey(auth.tenant);
       const page = ctx.paginator.request(request.query, 'tokens', owner);
-      const rows = await ctx.tokens.list(tenant, page);
+      const rows = await ctx.tokens.list(auth, page);
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, 'tokens', owner, (t) => [t.created_at, t.id]);
       return { tokens: items, next_cursor: nextCursor, has_more: hasMore };
     },
@@ -83,13 +89,13 @@ export function registerTokenRoutes(app: Api, ctx: AppContext): void {
       schema: {
         tags: ['tokens'],
         summary: 'Revoke a token',
+        description: "A Developer's dashboard session revokes only the tokens that Developer created: another's answers 404, as an unknown id does.",
         params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
         response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
       },
     },
     async (request) => {
-      const { tenant } = requireAuth(request);
-      await ctx.tokens.revoke(tenant, request.params.id);
+      await ctx.tokens.revoke(requireAuth(request), request.params.id);
       return { id: request.params.id, revoked: true as const };
     },
   );

@@ -4,6 +4,7 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors/app-error.js';
 import { isScope, scopes as allScopes, type Scope } from '../auth/scopes.js';
+import { tokensOwnedBy, type ActingMember } from '../auth/role-policy.js';
 import type { PageRequest } from '../pagination/page.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { newId } from '../shared/ids.js';
@@ -22,6 +23,19 @@ export interface TokenInfo {
   expires_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /**
+   * The member the token was created for in the dashboard (the user behind the session token,
+   * or behind the token, that created it); null for tokens made by opsctl or an API token
+   * that acts for nobody.
+   */
+  created_by_user_id: string | null;
+}
+
+/** Who asks: the token's tenant and scopes, and the member it acts for (src/auth/role-policy.ts). */
+export interface TokenCaller {
+  tenant: Tenant;
+  scopes: ReadonlySet<Scope>;
+  member?: ActingMember;
 }
 
 /** A token as `opsctl token list` shows it: any project of the installation, never the secret. */
@@ -47,6 +61,8 @@ export interface NewToken {
   expiresAt: string | null;
   /** A dashboard session's short-lived token (src/dashboard): left out of the token lists. */
   sessionId?: string;
+  /** The member it acts for: a session token's own user, or the member of the token that creates it. */
+  createdByUserId?: string;
   /** Runs in the transaction that inserts the token (a keyed request's answer: src/idempotency). */
   within?: RecordAnswer<TokenInfo & { token: string }>;
 }
@@ -68,6 +84,7 @@ const toInfo = (row: {
   expires_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  created_by_user_id: string | null;
 }): TokenInfo => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) });
 
 export class TokenService {
@@ -100,6 +117,7 @@ export class TokenService {
       last_used_at: null,
       created_at: iso(this.clock.now()),
       session_id: input.sessionId ?? null,
+      created_by_user_id: input.createdByUserId ?? null,
     };
     const created = { ...toInfo(row), token };
     const within = input.within;
@@ -113,9 +131,12 @@ export class TokenService {
     return created;
   }
 
-  /** Creates a token for the caller's project, never with a scope the caller lacks. */
+  /**
+   * Creates a token for the caller's project, never with a scope the caller lacks; made with a
+   * token that acts for a member, the new one acts for the same member (role-policy.ts).
+   */
   async createFor(
-    caller: { tenant: Tenant; scopes: ReadonlySet<Scope> },
+    caller: TokenCaller,
     name: string,
     scopes: string[],
     mode: 'live' | 'test' | undefined,
@@ -127,22 +148,25 @@ export class TokenService {
     if (missing.length) throw forbidden(`a token cannot grant scopes it does not hold: ${missing.join(', ')}`, { required_scope: missing[0] });
     const targetMode = mode ?? caller.tenant.mode;
     if (targetMode === 'live' && caller.tenant.mode === 'test') throw forbidden('a test-mode token cannot create live tokens');
-    return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt, within });
+    return this.create({ tenant: { ...caller.tenant, mode: targetMode }, name, scopes: wanted, expiresAt, createdByUserId: caller.member?.userId, within });
   }
 
   /**
    * Tokens of the caller's project and mode, newest first, revoked ones and the dashboard
-   * sessions' short-lived tokens (docs/dashboard.md) left out.
+   * sessions' short-lived tokens (docs/dashboard.md) left out; for a token acting for a
+   * Developer, only the tokens made for that member (role-policy.ts).
    */
-  async list(tenant: Tenant, page: PageRequest): Promise<TokenInfo[]> {
-    let query = scoped(this.db, tenant)
+  async list(caller: Pick<TokenCaller, 'tenant' | 'member'>, page: PageRequest): Promise<TokenInfo[]> {
+    let query = scoped(this.db, caller.tenant)
       .selectFrom('api_tokens')
-      .select(['id', 'name', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
+      .select(['id', 'name', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at', 'created_by_user_id'])
       .where('revoked_at', 'is', null)
       .where('session_id', 'is', null)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(page.limit + 1);
+    const owner = tokensOwnedBy(caller.member);
+    if (owner !== undefined) query = query.where('created_by_user_id', '=', owner);
     if (page.after) {
       query = query.where(keysetBefore('created_at', 'id', page.after));
     }
@@ -156,7 +180,7 @@ export class TokenService {
   async listAll(filter: { orgId?: string; projectId?: string }): Promise<AdminTokenInfo[]> {
     let query = this.db
       .selectFrom('api_tokens')
-      .select(['id', 'name', 'org_id', 'project_id', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at'])
+      .select(['id', 'name', 'org_id', 'project_id', 'mode', 'scopes', 'last_four', 'expires_at', 'last_used_at', 'created_at', 'created_by_user_id'])
       .where('revoked_at', 'is', null)
       .where('session_id', 'is', null)
       .orderBy('created_at', 'desc')
@@ -191,6 +215,7 @@ export class TokenService {
         't.revoked_at',
         't.last_used_at',
         't.created_at',
+        't.created_by_user_id',
       ])
       .where('t.token_hash', '=', hashToken(token))
       .executeTakeFirst();
@@ -211,16 +236,23 @@ export class TokenService {
       expires_at: row.expires_at,
       last_used_at: row.last_used_at,
       created_at: row.created_at,
+      created_by_user_id: row.created_by_user_id,
     };
   }
 
-  async revoke(tenant: Tenant, id: string): Promise<void> {
-    const result = await scoped(this.db, tenant)
+  /**
+   * Revokes a token of the caller's project and mode; a token acting for a Developer revokes
+   * only tokens made for that member: another's is 404, as if it did not exist (role-policy.ts).
+   */
+  async revoke(caller: Pick<TokenCaller, 'tenant' | 'member'>, id: string): Promise<void> {
+    let update = scoped(this.db, caller.tenant)
       .updateTable('api_tokens')
       .set({ revoked_at: iso(this.clock.now()) })
       .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+      .where('revoked_at', 'is', null);
+    const owner = tokensOwnedBy(caller.member);
+    if (owner !== undefined) update = update.where('created_by_user_id', '=', owner);
+    const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
     await this.revoked(id);
   }

@@ -61,6 +61,12 @@ export interface ApiTokensTable {
   created_at: string;
   /** The dashboard session a short-lived token was exchanged for (src/dashboard); null otherwise. */
   session_id: string | null;
+  /**
+   * The member the token acts for (migration 0008, src/auth/role-policy.ts): a session token's
+   * own user, or the member of the token it was created with; null for tokens made by opsctl
+   * or with a token that acts for nobody.
+   */
+  created_by_user_id: string | null;
 }
 
 export interface UsageCountersTable {

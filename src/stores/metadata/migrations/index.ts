@@ -6,6 +6,7 @@ import * as announced from './0004-announced.js';
 import * as uploadReservations from './0005-upload-reservations.js';
 import * as idempotencyKeys from './0006-idempotency-keys.js';
 import * as dashboard from './0007-dashboard.js';
+import * as tokenOwners from './0008-token-owners.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005-upload-reservations': uploadReservations,
   '0006-idempotency-keys': idempotencyKeys,
   '0007-dashboard': dashboard,
+  '0008-token-owners': tokenOwners,
 };
