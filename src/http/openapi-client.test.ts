@@ -98,6 +98,7 @@ describe('OpenAPI document: typed client, operation ids, servers, lint', () => {
     assert.equal(doc.paths['/v1/media']?.post?.operationId, 'uploadMedia');
     assert.equal(doc.paths['/v1/datasets/{name}/ingest']?.post?.operationId, 'ingestEvents');
     assert.equal(doc.paths['/v1/orgs/{orgId}/members']?.get?.operationId, 'listOrgMembers');
+    assert.equal(doc.paths['/v1/media/{id}/restore']?.post?.operationId, 'restoreMedia');
   });
 
   test('info carries a licence and the package version', () => {
@@ -168,13 +169,14 @@ describe('OpenAPI document: typed client, operation ids, servers, lint', () => {
     const statuses = (id: string) => calls.filter((c) => idOf.get(`${c.method} ${c.schemaPath}`) === id).map((c) => c.status);
     assert.deepEqual(statuses('uploadMedia'), [201]);
     assert.deepEqual(statuses('uploadMediaBase64'), [201]);
+    assert.deepEqual(statuses('restoreMedia'), [200], 'the file deleted by the client is listed with deleted=true and restored');
     // JSON array, one object, NDJSON, gzip NDJSON: every event stored.
     const ingests = calls.filter((c) => idOf.get(`${c.method} ${c.schemaPath}`) === 'ingestEvents');
     assert.deepEqual(
       ingests.map((c) => [c.status, (JSON.parse(c.body) as { ingested: number; failed: number }).ingested, (JSON.parse(c.body) as { failed: number }).failed]),
       [[200, 2, 0], [200, 1, 0], [200, 2, 0], [200, 2, 0]],
     );
-    for (const id of ['listOrgMembers', 'createToken', 'listTokens', 'revokeToken', 'getMedia', 'listMedia', 'createDataset', 'runQuery', 'tailQuery', 'createCaseAttachment', 'deleteMedia', 'archiveDataset']) {
+    for (const id of ['listOrgMembers', 'createToken', 'listTokens', 'revokeToken', 'getMedia', 'listMedia', 'createDataset', 'runQuery', 'tailQuery', 'createCaseAttachment', 'deleteMedia', 'restoreMedia', 'archiveDataset']) {
       assert.ok(statuses(id).every((status) => status >= 200 && status < 300), `${id} → ${statuses(id).join(', ')}`);
     }
   });

@@ -32,6 +32,7 @@ const namedOperations: Record<string, string> = {
   'GET /v1/billing': 'getBilling',
   'POST /v1/media': 'uploadMedia',
   'POST /v1/media/base64': 'uploadMediaBase64',
+  'POST /v1/media/{id}/restore': 'restoreMedia',
   'DELETE /v1/tokens/{id}': 'revokeToken',
   'DELETE /v1/orgs/{orgId}/members/{userId}': 'removeOrgMember',
   'DELETE /v1/datasets/{name}': 'archiveDataset',

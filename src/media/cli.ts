@@ -3,7 +3,10 @@ import { badRequest } from '../errors/app-error.js';
 import { PublicUrls } from '../app/public-urls.js';
 import { cliLogger } from '../cli/cli-logger.js';
 
-/** `opsctl media restore`: the dashboard's recovery of a soft-deleted file (SPEC.md §3.1). */
+/**
+ * `opsctl media restore`: recovery of a soft-deleted file (SPEC.md §3.1) by an operator, whichever
+ * tenant's it is; the web dashboard restores through POST /v1/media/{id}/restore, tenant-scoped.
+ */
 export const mediaCommands: Command[] = [
   {
     name: 'media restore',
@@ -19,7 +22,7 @@ export const mediaCommands: Command[] = [
       }
       // Loaded here: every other opsctl command starts faster without the media modules.
       const { openMedia } = await import('./capability.js');
-      return openMedia(ctx, { log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config) }).service.restore(id);
+      return openMedia(ctx, { log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config) }).service.restoreAnyTenant(id);
     },
   },
 ];

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Dialect } from '../stores/metadata/database.js';
 import { scoped } from '../tenancy/scoped.js';
@@ -12,6 +12,8 @@ export interface ListFilter {
   folder?: string;
   tag?: string;
 }
+
+type FilesUpdate = UpdateQueryBuilder<Database, 'files', 'files', UpdateResult>;
 
 /**
  * The `files` table. Tenant operations go through `scoped`; the three system paths
@@ -34,7 +36,24 @@ export class FilesRepo {
 
   /** Active files, newest first, `limit + 1` rows after the page's position. */
   async list(tenant: Tenant, page: PageRequest, filter: ListFilter): Promise<FilesTable[]> {
-    let query = scoped(this.db, tenant).selectFrom('files').selectAll().where('deleted_at', 'is', null);
+    let query = this.filtered(tenant, filter).where('deleted_at', 'is', null);
+    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  }
+
+  /**
+   * Soft-deleted files still inside their window (restorable), newest deletion first,
+   * `limit + 1` rows after the page's position. One past its window but not purged yet is left
+   * out: it can no longer be restored. Served by the partial index files_tenant_deleted.
+   */
+  async listDeleted(tenant: Tenant, page: PageRequest, filter: ListFilter, now: string): Promise<FilesTable[]> {
+    let query = this.filtered(tenant, filter).where('deleted_at', 'is not', null).where('purges_at', '>', now);
+    if (page.after) query = query.where(keysetBefore('deleted_at', 'id', page.after));
+    return query.orderBy('deleted_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  }
+
+  private filtered(tenant: Tenant, filter: ListFilter) {
+    let query = scoped(this.db, tenant).selectFrom('files').selectAll();
     if (filter.folder !== undefined) query = query.where('folder', '=', filter.folder);
     if (filter.tag !== undefined) {
       // tags is a JSON array and tags cannot contain `"` or `\`, so `"tag"` matches one whole element.
@@ -42,8 +61,7 @@ export class FilesRepo {
       const position = this.dialect === 'sqlite' ? sql<number>`instr(tags, ${needle})` : sql<number>`strpos(tags, ${needle})`;
       query = query.where(position, '>', 0);
     }
-    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+    return query;
   }
 
   /** Soft delete; false when the file is not an active file of the tenant. */
@@ -62,17 +80,35 @@ export class FilesRepo {
     return this.db.selectFrom('files').selectAll().where('key', '=', key).executeTakeFirst();
   }
 
-  /** System path (opsctl): undoes a soft delete still inside its window. */
-  async restore(id: string, now: string): Promise<FilesTable | undefined> {
-    const result = await this.db
-      .updateTable('files')
+  /**
+   * Undoes a soft delete of the tenant's file still inside its window, and answers the file
+   * when it is then active: just restored, or active already (restoring twice changes nothing).
+   * Undefined for an unknown id, another tenant's, and one past its window or purged.
+   */
+  async restore(tenant: Tenant, id: string, now: string): Promise<FilesTable | undefined> {
+    await this.undoSoftDelete(scoped(this.db, tenant).updateTable('files'), id, now);
+    return this.get(tenant, id);
+  }
+
+  /** System path (opsctl): undoes a soft delete still inside its window, whichever tenant's file. */
+  async restoreAnyTenant(id: string, now: string): Promise<FilesTable | undefined> {
+    if (!(await this.undoSoftDelete(this.db.updateTable('files'), id, now))) return undefined;
+    return this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * The one statement both restores run. `purges_at > now` keeps it off a file the purge may be
+   * removing (the purge takes rows with `purges_at <= now`). The quota is untouched: storage_bytes
+   * counts soft-deleted files until they are purged (DECISIONS.md §7).
+   */
+  private async undoSoftDelete(update: FilesUpdate, id: string, now: string): Promise<boolean> {
+    const result = await update
       .set({ deleted_at: null, purges_at: null, updated_at: now })
       .where('id', '=', id)
       .where('deleted_at', 'is not', null)
       .where('purges_at', '>', now)
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return undefined;
-    return this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /** System path (purge): soft-deleted files whose window has passed, oldest first. */

@@ -156,8 +156,20 @@ export class MediaService {
     return { id, deleted: true, purges_at: purgesAt };
   }
 
-  async restore(id: string): Promise<FileView> {
-    const row = await this.files.restore(id, iso(this.ctx.clock.now()));
+  /**
+   * POST /media/{id}/restore: the tenant's soft-deleted file back within its window, or its
+   * active file as it is (restoring twice changes nothing). Storage usage is unchanged either
+   * way: a soft-deleted file counts until it is purged.
+   */
+  async restore(tenant: Tenant, id: string): Promise<FileView> {
+    const row = await this.files.restore(tenant, id, iso(this.ctx.clock.now()));
+    if (!row) throw notFound(`no file ${id}, or its 30-day window has passed`);
+    return toView(row, this.urls.cdn);
+  }
+
+  /** System path (`opsctl media restore`): any tenant's soft-deleted file, within its window. */
+  async restoreAnyTenant(id: string): Promise<FileView> {
+    const row = await this.files.restoreAnyTenant(id, iso(this.ctx.clock.now()));
     if (!row) throw notFound(`no soft-deleted file ${id} inside its 30-day window`);
     return toView(row, this.urls.cdn);
   }

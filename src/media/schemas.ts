@@ -25,3 +25,19 @@ export const FileSchema = Type.Object(
 );
 
 export const FileId = Type.Object({ id: Type.String({ maxLength: 64, description: 'file id (f_ + ULID)' }) });
+
+/**
+ * An item of GET /media: a File; in the list of soft-deleted files (`deleted=true`) also
+ * `deleted`, `deleted_at` and `purges_at`, which active files never carry.
+ */
+export const ListedFileSchema = Type.Composite(
+  [
+    FileSchema,
+    Type.Object({
+      deleted: Type.Optional(Type.Literal(true, { description: 'only in the list of soft-deleted files (deleted=true)' })),
+      deleted_at: Type.Optional(DateTime('when the file was soft-deleted; only with deleted=true')),
+      purges_at: Type.Optional(DateTime('when it is removed for good, unless restored first; only with deleted=true')),
+    }),
+  ],
+  { $id: 'ListedFile' },
+);

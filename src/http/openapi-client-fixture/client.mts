@@ -114,7 +114,11 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.GET('/v1/apps');
   await client.GET('/v1/apps/{id}', { params: { path: { id: app.data?.id ?? 'app_unknown' } } });
 
-  // last: what removes things the calls above use
+  // last: what removes things the calls above use; the deleted file is listed as such, restored, deleted again
+  await client.DELETE('/v1/media/{id}', { params: { path: { id: fileId } } });
+  const deleted = await client.GET('/v1/media', { params: { query: { deleted: true, limit: 10 } } });
+  const restorable = deleted.data?.files.find((f) => f.deleted === true && f.purges_at !== undefined)?.id ?? 'f_unknown';
+  await client.POST('/v1/media/{id}/restore', { params: { path: { id: restorable } } });
   await client.DELETE('/v1/media/{id}', { params: { path: { id: fileId } } });
   await client.DELETE('/v1/datasets/{name}', { params: name });
 }

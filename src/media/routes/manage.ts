@@ -8,16 +8,24 @@ import { DateTime } from '../../http/schemas.js';
 import type { MediaService } from '../media-service.js';
 import { toView } from '../file-record.js';
 import { FileId } from '../schemas.js';
+import { iso } from '../../shared/clock.js';
 
 const ListQuery = Type.Composite([
   PageQuery,
   Type.Object({
     folder: Type.Optional(Type.String({ maxLength: 256, description: 'only files in this folder' })),
     tag: Type.Optional(Type.String({ maxLength: 64, description: 'only files carrying this tag' })),
+    deleted: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: the soft-deleted files still inside their 30-day window instead (restorable with POST /media/{id}/restore), newest deletion first, each with deleted, deleted_at and purges_at',
+      }),
+    ),
   }),
 ]);
 
-/** GET /media, GET /media/{id}, DELETE /media/{id}. */
+/** GET /media, GET /media/{id}, DELETE /media/{id}, POST /media/{id}/restore. */
 export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaService): void {
   app.get(
     '/media',
@@ -25,17 +33,26 @@ export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaServ
       config: { scope: 'media:read' },
       schema: {
         tags: ['media'],
-        summary: 'List active files of this project, newest first',
+        summary: 'List active files of this project, newest first; with deleted=true, its soft-deleted files, newest deletion first',
         querystring: ListQuery,
-        response: { 200: Type.Object({ files: Type.Array(Type.Ref('File')), next_cursor: Type.String(), has_more: Type.Boolean() }) },
+        response: { 200: Type.Object({ files: Type.Array(Type.Ref('ListedFile')), next_cursor: Type.String(), has_more: Type.Boolean() }) },
       },
     },
     async (request) => {
       const { tenant } = requireAuth(request);
-      const { folder, tag } = request.query;
+      const { folder, tag, deleted } = request.query;
       // The filter is part of the list's identity: a cursor of one filter is refused by another.
-      const list = `media:${JSON.stringify([folder ?? null, tag ?? null])}`;
+      const filter = JSON.stringify([folder ?? null, tag ?? null]);
       const owner = tenantKey(tenant);
+      if (deleted) {
+        const list = `media:deleted:${filter}`;
+        const page = ctx.paginator.request(request.query, list, owner);
+        const rows = await media.files.listDeleted(tenant, page, { folder, tag }, iso(ctx.clock.now()));
+        const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.deleted_at!, r.id]);
+        const files = items.map((r) => ({ ...toView(r, media.urls.cdn), deleted: true as const, deleted_at: r.deleted_at!, purges_at: r.purges_at! }));
+        return { files, next_cursor: nextCursor, has_more: hasMore };
+      }
+      const list = `media:${filter}`;
       const page = ctx.paginator.request(request.query, list, owner);
       const rows = await media.files.list(tenant, page, { folder, tag });
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.created_at, r.id]);
@@ -64,5 +81,21 @@ export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaServ
       },
     },
     async (request) => media.softDelete(requireAuth(request).tenant, request.params.id),
+  );
+
+  app.post(
+    '/media/:id/restore',
+    {
+      config: { scope: 'media:write' },
+      schema: {
+        tags: ['media'],
+        summary: 'Restore a soft-deleted file within its 30-day window (an active file is answered as it is)',
+        description:
+          'Undoes DELETE /media/{id} while the file is inside its window: it is back in GET /media and GET /media/{id}, and is not purged. Restoring an active file changes nothing and answers it too, so a retry is safe. 404 for an unknown id, another project\'s file, or one past its window. Storage usage is unchanged: a soft-deleted file counts until it is purged.',
+        params: FileId,
+        response: { 200: Type.Ref('File') },
+      },
+    },
+    async (request) => media.restore(requireAuth(request).tenant, request.params.id),
   );
 }

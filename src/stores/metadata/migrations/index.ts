@@ -7,6 +7,7 @@ import * as uploadReservations from './0005-upload-reservations.js';
 import * as idempotencyKeys from './0006-idempotency-keys.js';
 import * as dashboard from './0007-dashboard.js';
 import * as tokenOwners from './0008-token-owners.js';
+import * as filesDeleted from './0009-files-deleted.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006-idempotency-keys': idempotencyKeys,
   '0007-dashboard': dashboard,
   '0008-token-owners': tokenOwners,
+  '0009-files-deleted': filesDeleted,
 };
