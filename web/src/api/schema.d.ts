@@ -75,7 +75,9 @@ export interface paths {
         };
         /**
          * List this project's active tokens (never their secrets)
-         * @description Requires scope `tokens:write`.
+         * @description Tokens of the caller's project and mode. The web dashboard's own short-lived session tokens are left out; a Developer's dashboard session sees only the tokens that Developer created.
+         *
+         *     Requires scope `tokens:write`.
          */
         get: operations["listTokens"];
         put?: never;
@@ -102,7 +104,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke a token
-         * @description Requires scope `tokens:write`.
+         * @description A Developer's dashboard session revokes only the tokens that Developer created: another's answers 404, as an unknown id does.
+         *
+         *     Requires scope `tokens:write`.
          */
         delete: operations["revokeToken"];
         options?: never;
@@ -158,7 +162,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List active files of this project, newest first
+         * List active files of this project, newest first; with deleted=true, its soft-deleted files, newest deletion first
          * @description Requires scope `media:read`.
          */
         get: operations["listMedia"];
@@ -213,6 +217,28 @@ export interface paths {
          * @description Requires scope `media:write`.
          */
         delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/media/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a soft-deleted file within its 30-day window (an active file is answered as it is)
+         * @description Undoes DELETE /media/{id} while the file is inside its window: it is back in GET /media and GET /media/{id}, and is not purged. Restoring an active file changes nothing and answers it too, so a retry is safe. 404 for an unknown id, another project's file, or one past its window. Storage usage is unchanged: a soft-deleted file counts until it is purged.
+         *
+         *     Requires scope `media:write`.
+         */
+        post: operations["restoreMedia"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -584,6 +610,8 @@ export interface components {
             last_used_at: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description the member who created the token in the web dashboard; null for tokens made with opsctl or another API token. A Developer signed in to the dashboard lists and revokes only their own */
+            created_by_user_id: string | null;
         };
         QuotaDetail: {
             metric: string;
@@ -620,6 +648,50 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        ListedFile: {
+            /** @description f_ + ULID */
+            id: string;
+            /** @description permanent public delivery URL under {cdn_url} */
+            url: string;
+            /** @description storage key */
+            key: string;
+            /** @description bytes */
+            size: number;
+            content_type: string;
+            /** @description hex SHA-256 of the bytes */
+            sha256: string;
+            original_name: string;
+            /** @description same as original_name */
+            filename: string;
+            org_id: string;
+            tags: string[];
+            folder: string;
+            /** @enum {string} */
+            abuse_status: "pending" | "clean" | "flagged" | "blocked";
+            /** @enum {string} */
+            visibility: "public";
+            /** @enum {string} */
+            storage_class: "standard";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description only in the list of soft-deleted files (deleted=true)
+             * @enum {boolean}
+             */
+            deleted?: true;
+            /**
+             * Format: date-time
+             * @description when the file was soft-deleted; only with deleted=true
+             */
+            deleted_at?: string;
+            /**
+             * Format: date-time
+             * @description when it is removed for good, unless restored first; only with deleted=true
+             */
+            purges_at?: string;
         };
         DatasetSummary: {
             name: string;
@@ -943,6 +1015,8 @@ export interface operations {
                         last_used_at: string | null;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description the member who created the token in the web dashboard; null for tokens made with opsctl or another API token. A Developer signed in to the dashboard lists and revokes only their own */
+                        created_by_user_id: string | null;
                         /** @description shown once */
                         token: string;
                     };
@@ -1121,6 +1195,8 @@ export interface operations {
                 folder?: string;
                 /** @description only files carrying this tag */
                 tag?: string;
+                /** @description true: the soft-deleted files still inside their 30-day window instead (restorable with POST /media/{id}/restore), newest deletion first, each with deleted, deleted_at and purges_at */
+                deleted?: boolean;
             };
             header?: never;
             path?: never;
@@ -1135,7 +1211,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        files: components["schemas"]["File"][];
+                        files: components["schemas"]["ListedFile"][];
                         next_cursor: string;
                         has_more: boolean;
                     };
@@ -1340,6 +1416,47 @@ export interface operations {
                          */
                         purges_at: string;
                     };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    restoreMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description file id (f_ + ULID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
                 };
             };
             /** @description error */
