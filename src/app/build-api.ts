@@ -18,6 +18,7 @@ import { listenerOptions } from '../http/server-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import type { Readiness } from './capability.js';
 import { registerMemberRoutes } from '../members/routes.js';
+import { registerMemberInviteRoute } from '../members/invite.js';
 import { registerTokenRoutes } from '../tokens/routes.js';
 import { registerUsageRoutes } from '../usage/routes.js';
 import { IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
@@ -130,6 +131,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
       // Read per request: the bound address is known only after listen (port 0 in tests).
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => openApiDocument(app, options.urls.api));
       registerMemberRoutes(v1, ctx);
+      registerMemberInviteRoute(v1, ctx);
       registerTokenRoutes(v1, ctx);
       registerUsageRoutes(v1, ctx);
       for (const register of options.routes ?? []) await register(v1);

@@ -10,6 +10,7 @@ import { clearedSessionCookie, readCookie, sessionCookie, sessionCookieHeader } 
 import { maxPasswordLength, minPasswordLength } from './passwords.js';
 import type { SessionRow } from './dashboard-store.js';
 import { dashboardTimings, type DashboardService } from './dashboard-service.js';
+import { registerPasswordLinkRoute } from './password-links.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -186,4 +187,7 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
     },
     async (request) => ({ ...(await service.exchange(session(request), request.body)), ...request.body }),
   );
+
+  // An Owner's or Admin's one-time set-password link for a member (password-links.ts).
+  registerPasswordLinkRoute(app, service, config.publicUrl || undefined);
 }

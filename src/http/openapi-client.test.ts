@@ -170,6 +170,7 @@ describe('OpenAPI document: typed client, operation ids, servers, lint', () => {
     assert.deepEqual(statuses('uploadMedia'), [201]);
     assert.deepEqual(statuses('uploadMediaBase64'), [201]);
     assert.deepEqual(statuses('restoreMedia'), [200], 'the file deleted by the client is listed with deleted=true and restored');
+    assert.deepEqual(statuses('createOrgMember'), [201]);
     // JSON array, one object, NDJSON, gzip NDJSON: every event stored.
     const ingests = calls.filter((c) => idOf.get(`${c.method} ${c.schemaPath}`) === 'ingestEvents');
     assert.deepEqual(

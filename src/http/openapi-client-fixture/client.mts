@@ -37,6 +37,7 @@ export async function callEveryOperation(target: Target): Promise<void> {
   const members = await client.GET('/v1/orgs/{orgId}/members', { params: { path: { orgId: target.orgId }, query: { limit: 10 } } });
   const roles = await client.GET('/v1/orgs/{orgId}/roles', { params: { path: { orgId: target.orgId } } });
   const roleId = roles.data?.roles.find((r) => r.name === 'Viewer')?.id ?? members.data?.members[0]?.role.id ?? 'rol_unknown';
+  await client.POST('/v1/orgs/{orgId}/members', { params: { path: { orgId: target.orgId } }, body: { email: 'invited-by-client@example.com', name: 'Invited', roleId } });
   await client.PATCH('/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId: target.orgId, userId: missingUser } }, body: { roleId } });
   await client.DELETE('/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId: target.orgId, userId: missingUser } } });
 

@@ -13,7 +13,13 @@ export interface paths {
          */
         get: operations["listOrgMembers"];
         put?: never;
-        post?: never;
+        /**
+         * Add a member (invite)
+         * @description Adds the user with this e-mail address (created when new; the name defaults to the local part) to the organisation with the role `roleId` (GET /orgs/{orgId}/roles). No e-mail is sent. 409 conflict when the user is already a member; 400 for an e-mail that is not one or a roleId not of this organisation. Through the web dashboard only an Owner may add an Owner (403 for an Admin's session).
+         *
+         *     Requires scope `members:write`.
+         */
+        post: operations["createOrgMember"];
         delete?: never;
         options?: never;
         head?: never;
@@ -772,6 +778,55 @@ export interface operations {
                         members: components["schemas"]["Member"][];
                         nextCursor: string;
                     };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createOrgMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    /** @description for a new user; default: the e-mail's local part */
+                    name?: string;
+                    roleId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
                 };
             };
             /** @description error */
