@@ -159,6 +159,7 @@ describe('live tail', () => {
     const fourth = await TailClient.open(s.baseUrl, token, '');
     assert.equal(fourth.status, 429);
     assert.equal((fourth as { body: { error: { code: string } } }).body.error.code, 'tail_session_limit_exceeded');
+    assert.equal((fourth as { body: { error: { limit: number } } }).body.error.limit, 3);
     const other = await open('', await s.token(a, ['logs:read']));
     await clients[0]!.close();
     const { client: reopened, waitedMs } = await openWhenFree(s, token);

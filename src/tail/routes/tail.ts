@@ -76,6 +76,8 @@ export function registerTailRoute(v1: Api, ctx: AppContext, events: EventsRuntim
         throw new AppError(
           'tail_session_limit_exceeded',
           `at most ${hub.options.maxSessionsPerToken} live tail sessions may be open per token on this host; close one first`,
+          // The number in the message, for clients that explain it (the dashboard's explorer).
+          { limit: hub.options.maxSessionsPerToken },
         );
       }
       let afterSeq: number;

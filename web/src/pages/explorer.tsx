@@ -1,6 +1,289 @@
+// The explorer (issue #18), the dashboard's home page: a SOQL editor, a time range, the volume
+// histogram, and the answer of POST /v1/query (events with load-more by cursor, or a group by /
+// stats table and chart); Live switches the same query to POST /v1/query/tail. The query and
+// range live in the URL (?q=…&range=1h, or range=custom&from=…&to=…), so reload and back keep them.
+// The range is added to the query sent as `ts >= … AND (<filter>) <group by | stats>`
+// (soql-text.ts withBounds); parse errors are mapped back to the reader's text.
 import type { JSX } from 'preact';
-import type { Route } from '../router';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, data } from '../api/client';
+import { ApiError, describeError } from '../api/errors';
+import { Link, navigate, type Route } from '../router';
+import { useSession } from '../session';
+import { GroupsView, StatsView, type GroupsAnswer, type StatsAnswer } from './explorer/aggregate';
+import { SoqlEditor } from './explorer/editor';
+import { EventsTable, type ApiEvent } from './explorer/events-table';
+import { Histogram, type HistogramData } from './explorer/histogram';
+import { LiveView } from './explorer/live-view';
+import { addFilter, binWidth, boundsText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
+import { TimeRangePicker } from './explorer/time-range';
+import './explorer/explorer.css';
 
-export function ExplorerPage(_props: { route: Route }): JSX.Element {
-  return <h1>Explorer</h1>;
+type Answer =
+  | { kind: 'events'; events: ApiEvent[]; nextCursor: string; hasMore: boolean }
+  | ({ kind: 'groups' } & GroupsAnswer)
+  | ({ kind: 'stats' } & StatsAnswer);
+
+interface Run {
+  q: string;
+  /** the range's URL parameters (`range=1h`) */
+  range: string;
+  sent: SentQuery;
+  status: 'loading' | 'done' | 'error';
+  answer?: Answer;
+  error?: unknown;
+  loadingMore?: boolean;
+  moreError?: unknown;
+}
+
+/** A query's error with a position in the reader's text (parse errors). */
+interface QueryError {
+  q: string;
+  error: ApiError;
+  position: number | null;
+}
+
+function toAnswer(body: unknown): Answer {
+  const b = body as Record<string, unknown>;
+  if (Array.isArray(b.events)) return { kind: 'events', events: b.events as ApiEvent[], nextCursor: String(b.next_cursor ?? ''), hasMore: b.has_more === true };
+  if (Array.isArray(b.groups)) return { kind: 'groups', field: String(b.field), groups: b.groups as GroupsAnswer['groups'] };
+  return { kind: 'stats', stats: (b.stats ?? []) as StatsAnswer['stats'] };
+}
+
+const postQuery = (q: string, cursor?: string) => data(api.POST('/v1/query', { body: cursor ? { q, cursor } : { q } }));
+
+function rangeKey(range: TimeRange): string {
+  return new URLSearchParams(rangeParams(range)).toString();
+}
+
+function urlFor(q: string, range: TimeRange): string {
+  const params = new URLSearchParams({ ...(q ? { q } : {}), ...rangeParams(range) });
+  return `/?${params.toString()}`;
+}
+
+/** An error of the query in words: a parse error with where it is, a plan quota explained. */
+function QueryErrorNote(props: { error: unknown; position: number | null; q: string }): JSX.Element | null {
+  const { error } = props;
+  if (!error) return null;
+  if (error instanceof ApiError && (error.code === 'soql_parse_error' || error.code === 'soql_reserved_field')) {
+    // `near` as the reader wrote it (the server's is taken from the query sent, with the range's bounds).
+    const nearText = props.position === null ? '' : props.q.slice(props.position, props.position + 20).trimEnd();
+    const near = nearText ? ` near “${nearText}”` : props.position !== null && props.position >= props.q.length ? ' (the end)' : '';
+    return (
+      <p class="note error" role="alert" id="soql-error" data-testid="query-error">
+        {props.position === null ? 'The query cannot be read' : `The query cannot be read at character ${props.position + 1}${near}`}: {error.message}
+      </p>
+    );
+  }
+  if (error instanceof ApiError && error.code === 'quota_exceeded') {
+    const quotas = Array.isArray(error.details.quotas) ? (error.details.quotas as Array<{ metric: string; used: number; limit: number | null }>) : [];
+    const quota = quotas.find((x) => x.metric === error.details.metric);
+    return (
+      <p class="note error" role="alert" data-testid="query-error">
+        {error.message}.{' '}
+        {quota && quota.limit !== null
+          ? `This organisation's plan allows ${quota.limit.toLocaleString()} ${quota.metric === 'queries_month' ? 'queries a month' : quota.metric}, and ${quota.used.toLocaleString()} are used.`
+          : ''}{' '}
+        <Link href="/usage">See usage and plan</Link>
+      </p>
+    );
+  }
+  return (
+    <p class="note error" role="alert" data-testid="query-error">
+      {describeError(error)}
+    </p>
+  );
+}
+
+export function ExplorerPage(props: { route: Route }): JSX.Element {
+  const session = useSession();
+  const target = `${session.target.org_id}/${session.target.project_id}/${session.target.mode}`;
+  const q = props.route.query.get('q') ?? '';
+  const range = useMemo(() => rangeFromParams(props.route.query), [props.route.query.get('range'), props.route.query.get('from'), props.route.query.get('to')]);
+  const rKey = rangeKey(range);
+
+  const [draft, setDraft] = useState(q);
+  const [nonce, setNonce] = useState(0);
+  const [live, setLive] = useState(false);
+  const [run, setRun] = useState<Run | undefined>();
+  const [histogram, setHistogram] = useState<{ q: string; data?: HistogramData; error?: unknown } | undefined>();
+  const [queryError, setQueryError] = useState<QueryError | undefined>();
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const seq = useRef(0);
+  /** The run whose query and histogram have both answered (tests and the bench wait for it). */
+  const [answered, setAnswered] = useState(0);
+
+  // The URL's query becomes the editor's text (reload, back and forward, click-to-filter).
+  useEffect(() => setDraft(q), [q]);
+
+  /** Runs (q, range): a new URL entry, or the same one again. */
+  const go = useCallback(
+    (nextQ: string, nextRange: TimeRange) => {
+      const url = urlFor(nextQ, nextRange);
+      if (nextQ === q && rangeKey(nextRange) === rKey) setNonce((n) => n + 1);
+      else navigate(url);
+    },
+    [q, rKey],
+  );
+
+  useEffect(() => {
+    if (live) return;
+    const id = ++seq.current;
+    let waiting = 2;
+    const done = () => --waiting === 0 && id === seq.current && setAnswered(id);
+    const sent = withBounds(q, boundsText(range));
+    const now = Date.now();
+    setRun((prev) => ({ q, range: rKey, sent, status: 'loading', answer: prev?.q === q ? prev.answer : undefined }));
+    setQueryError(undefined);
+    setExpanded(new Set());
+    postQuery(sent.q)
+      .then(
+        (body) => id === seq.current && setRun({ q, range: rKey, sent, status: 'done', answer: toAnswer(body) }),
+        (error: unknown) => {
+          if (id !== seq.current) return;
+          setRun({ q, range: rKey, sent, status: 'error', error });
+          if (error instanceof ApiError && typeof error.details.position === 'number') setQueryError({ q, error, position: sent.toUser(error.details.position) });
+        },
+      )
+      .finally(done);
+    // The histogram: the filter alone, whatever the clause, in bins of the range.
+    const span = interval(range, now);
+    const width = binWidth(span.to - span.from);
+    const histogramQ = withBounds(`${filterOf(q)} stats count() by severity, bin(${width})`, boundsText(range));
+    setHistogram((prev) => ({ q, data: prev?.data }));
+    postQuery(histogramQ.q)
+      .then(
+        (body) => id === seq.current && setHistogram({ q, data: { ...span, width, rows: (body as StatsAnswer).stats ?? [] } }),
+        (error: unknown) => id === seq.current && setHistogram({ q, error }),
+      )
+      .finally(done);
+  }, [q, rKey, nonce, target, live]);
+
+  const loadMore = async () => {
+    const current = run;
+    if (!current || current.answer?.kind !== 'events' || !current.answer.hasMore) return;
+    const id = seq.current;
+    setRun({ ...current, loadingMore: true, moreError: undefined });
+    try {
+      const next = toAnswer(await postQuery(current.sent.q, current.answer.nextCursor));
+      if (id !== seq.current || next.kind !== 'events') return;
+      setRun({ ...current, loadingMore: false, answer: { ...next, events: [...current.answer.events, ...next.events] } });
+    } catch (error) {
+      if (id === seq.current) setRun({ ...current, loadingMore: false, moreError: error });
+    }
+  };
+
+  const onFilter = useCallback(
+    (clause: string) => {
+      const next = addFilter(q, clause);
+      setDraft(next);
+      go(next, range);
+    },
+    [q, range, go],
+  );
+  const onToggle = useCallback((id: string) => {
+    setExpanded((prev) => {
+      const next = new Set(prev);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  }, []);
+  const onSelect = useCallback((from: number, to: number) => go(q, { kind: 'custom', from, to }), [q, go]);
+  const onLiveError = useCallback((error: ApiError) => {
+    if (typeof error.details.position === 'number') setQueryError({ q, error, position: error.details.position });
+  }, [q]);
+
+  const toggleLive = () => {
+    if (!live && draft !== q) go(draft, range);
+    setQueryError(undefined);
+    setLive(!live);
+  };
+
+  const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message } : null;
+  const answer = run?.q === q ? run.answer : undefined;
+  const seed = answer?.kind === 'events' ? answer.events : [];
+
+  return (
+    <section class="explorer">
+      <h1>Explorer</h1>
+      <form
+        class="query-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          go(draft, range);
+        }}
+      >
+        <div class="query-line">
+          <span id="soql-label" class="label">
+            Query <span class="muted small">(SOQL; Ctrl+Enter or ⌘+Enter runs it)</span>
+          </span>
+          <div class="query-input">
+            <SoqlEditor value={draft} onChange={setDraft} onRun={() => go(draft, range)} error={editorError} label="SOQL query" />
+            <button type="submit" class="primary" data-testid="run">
+              Run
+            </button>
+          </div>
+        </div>
+        <div class="row query-options">
+          <TimeRangePicker range={range} onChange={(r) => go(draft, r)} disabled={live} />
+          <button type="button" class={`live-toggle ${live ? 'on' : ''}`} aria-pressed={live} data-testid="live" onClick={toggleLive}>
+            <span class="dot" aria-hidden="true" /> Live
+          </button>
+        </div>
+      </form>
+      {live ? (
+        <>
+          {queryError && <QueryErrorNote error={queryError.error} position={queryError.position} q={queryError.q} />}
+          <LiveView key={`${q}|${target}`} q={q} seed={seed} onFilter={onFilter} onQueryError={onLiveError} />
+        </>
+      ) : (
+        <>
+          {run?.status === 'error' && <QueryErrorNote error={run.error} position={queryError?.q === run.q ? queryError.position : null} q={run.q} />}
+          {histogram?.data && run?.status !== 'error' && <Histogram data={histogram.data} onSelect={onSelect} />}
+          {histogram?.error !== undefined && run?.status !== 'error' && (
+            <p class="note error small" role="alert">
+              The histogram could not be drawn: {describeError(histogram.error)}
+            </p>
+          )}
+          <div
+            aria-live="polite"
+            aria-busy={run?.status === 'loading'}
+            class="results"
+            data-testid="results"
+            data-status={!run || run.status === 'loading' || answered !== seq.current ? 'loading' : run.status}
+            data-q={run?.q}
+            data-range={run?.range}
+          >
+            {run?.status === 'loading' && !answer && <p class="note muted">Running the query…</p>}
+            {answer?.kind === 'events' && (
+              <>
+                <p class="small muted results-head" data-testid="results-count">
+                  {answer.events.length === 0
+                    ? 'No events in this time range match the query.'
+                    : `${answer.events.length.toLocaleString()} events, newest first${answer.hasMore ? ' · more available' : ''}. Click a value to filter on it.`}
+                </p>
+                {answer.events.length > 0 && <EventsTable events={answer.events} expanded={expanded} onToggle={onToggle} onFilter={onFilter} caption="Events, newest first" />}
+                {answer.hasMore && (
+                  <div class="row load-more">
+                    <button type="button" onClick={() => void loadMore()} disabled={run?.loadingMore} data-testid="load-more">
+                      {run?.loadingMore ? 'Loading…' : 'Load more'}
+                    </button>
+                  </div>
+                )}
+                {run?.moreError !== undefined && <QueryErrorNote error={run.moreError} position={null} q={q} />}
+              </>
+            )}
+            {answer?.kind === 'groups' && <GroupsView answer={answer} onFilter={onFilter} />}
+            {answer?.kind === 'stats' && <StatsView answer={answer} />}
+            {run && (
+              <details class="sent small">
+                <summary>Query sent, with the time range</summary>
+                <code data-testid="sent-query">{run.sent.q}</code>
+              </details>
+            )}
+          </div>
+        </>
+      )}
+    </section>
+  );
 }

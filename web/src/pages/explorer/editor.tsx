@@ -1,0 +1,131 @@
+// The SOQL editor: CodeMirror 6 with SOQL highlighting, Ctrl/Cmd+Enter to run, and the API's
+// parse error underlined at its position (a mark decoration, cleared by the next edit).
+// It lives in a shadow root: there CodeMirror adds its styles as constructed style sheets,
+// which the dashboard's CSP (`default-src 'self'`, no inline styles) allows; in the document it
+// would add a <style> element, which the CSP blocks. Our own editor styles join them the same way.
+import type { JSX } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import { Annotation, EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
+import { Decoration, EditorView, keymap, placeholder, type DecorationSet } from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { soqlHighlighting, soqlLanguage } from './soql-language';
+import editorCss from './editor.css?inline';
+
+interface EditorError {
+  position: number;
+  message: string;
+}
+
+const setError = StateEffect.define<EditorError | null>();
+/** Marks a change made from `value` (not typed): it is not reported back through onChange. */
+const fromProps = Annotation.define<boolean>();
+const errorMark = Decoration.mark({ class: 'soql-error', attributes: { 'data-testid': 'soql-error-mark' } });
+
+/** The range underlined for an error at `position`: the word there, or the last character at the end. */
+function errorRange(doc: string, position: number): { from: number; to: number } | null {
+  if (doc.length === 0) return null;
+  if (position >= doc.length) return { from: doc.length - 1, to: doc.length };
+  const from = Math.max(0, position);
+  let to = from + 1;
+  if (doc.charAt(from) === '"') {
+    // A string: to its closing quote, or to the end when it is not closed.
+    while (to < doc.length && doc.charAt(to) !== '"') to += doc.charAt(to) === '\\' ? 2 : 1;
+    to = Math.min(doc.length, to + 1);
+  } else if (/[A-Za-z0-9_@$.\-*`]/.test(doc.charAt(from))) {
+    while (to < doc.length && /[A-Za-z0-9_@$.\-*`]/.test(doc.charAt(to))) to++;
+  }
+  return { from, to };
+}
+
+const errorField = StateField.define<{ marks: DecorationSet; message: string }>({
+  create: () => ({ marks: Decoration.none, message: '' }),
+  update(value, tr) {
+    for (const effect of tr.effects) {
+      if (!effect.is(setError)) continue;
+      const range = effect.value === null ? null : errorRange(tr.state.doc.toString(), effect.value.position);
+      return range ? { marks: Decoration.set([errorMark.range(range.from, range.to)]), message: effect.value!.message } : { marks: Decoration.none, message: '' };
+    }
+    return tr.docChanged ? { marks: Decoration.none, message: '' } : value;
+  },
+  provide: (f) => [
+    EditorView.decorations.from(f, (v) => v.marks),
+    // The message is the editor's description while it stands (the note below says it too).
+    EditorView.contentAttributes.from(f, (v): Record<string, string> => (v.message ? { 'aria-invalid': 'true', 'aria-description': v.message } : {})),
+  ],
+});
+
+let sheet: CSSStyleSheet | undefined;
+
+export function SoqlEditor(props: {
+  value: string;
+  onChange: (value: string) => void;
+  onRun: () => void;
+  /** The parse error in `value`, or null. */
+  error: EditorError | null;
+  label: string;
+}): JSX.Element {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | undefined>(undefined);
+  // The latest callbacks, read by the editor's listeners (created once).
+  const latest = useRef(props);
+  latest.current = props;
+  /** The text last reported through onChange or received as `value`. */
+  const reported = useRef(props.value);
+
+  useEffect(() => {
+    const extensions: Extension[] = [
+      history(),
+      keymap.of([
+        { key: 'Mod-Enter', run: () => (latest.current.onRun(), true), preventDefault: true },
+        { key: 'Ctrl-Enter', run: () => (latest.current.onRun(), true), preventDefault: true },
+        ...defaultKeymap,
+        ...historyKeymap,
+      ]),
+      soqlLanguage,
+      soqlHighlighting,
+      errorField,
+      EditorView.lineWrapping,
+      placeholder('severity >= warn AND source:eu*   (empty: every event)'),
+      EditorView.contentAttributes.of({
+        'aria-label': props.label,
+        'aria-multiline': 'true',
+        'data-testid': 'soql-input',
+        spellcheck: 'false',
+        autocapitalize: 'off',
+        autocorrect: 'off',
+      }),
+      EditorView.updateListener.of((update) => {
+        if (!update.docChanged || update.transactions.some((tr) => tr.annotation(fromProps))) return;
+        const text = update.state.doc.toString();
+        reported.current = text;
+        latest.current.onChange(text);
+      }),
+    ];
+    const shadow = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: 'open' });
+    if (!sheet) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(editorCss);
+    }
+    shadow.adoptedStyleSheets = [sheet];
+    const parent = document.createElement('div');
+    shadow.replaceChildren(parent);
+    const v = new EditorView({ state: EditorState.create({ doc: props.value, extensions }), parent, root: shadow });
+    view.current = v;
+    return () => v.destroy();
+  }, []);
+
+  // A value set from outside (click-to-filter, back/forward) replaces the text; the echo of
+  // what the editor itself reported (possibly older than what is typed by now) does not.
+  useEffect(() => {
+    const v = view.current;
+    if (!v || props.value === reported.current) return;
+    reported.current = props.value;
+    if (v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value }, annotations: fromProps.of(true) });
+  }, [props.value]);
+
+  useEffect(() => {
+    view.current?.dispatch({ effects: setError.of(props.error) });
+  }, [props.error?.position, props.error?.message, props.value]);
+
+  return <div ref={host} class="soql-editor" />;
+}
