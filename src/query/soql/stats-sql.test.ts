@@ -2,16 +2,18 @@
  * The SQL `stats` compiles to, per dialect, pinned as text (a change shows in review as a diff);
  * what it answers on each engine is checked against a reference by src/query/stats.test.ts,
  * which runs on DuckDB and, on the ClickHouse leg, on ClickHouse. Also the time range rules of
- * planStats (SOQL.md: the default 24 hours, at most 1,440 bins).
+ * planStats (SOQL.md: the default 24 hours, at most 1,440 bins), and on DuckDB itself that the
+ * one-parse payload number (duckDbPayloadNumber) reads a JSON number and nothing else.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { AppError } from '../../errors/app-error.js';
 import { compileStats, parseSoql, planStats, printSoql, withoutPositions, type SoqlQuery } from './index.js';
+import { duckDbCannotRead, lookupPayload } from './predicate.js';
 
-const numbersDuckDb = (p: string) =>
-  `CASE WHEN TRY(json_type(payload, ?)) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT') THEN TRY_CAST(TRY(json_extract(payload, ?)) AS DOUBLE) END`.replace(/\?/g, () => p);
+const numbersDuckDb = (p: string) => `TRY_CAST(CAST(TRY(json_extract(payload, ${p})) AS VARCHAR) AS DOUBLE)`;
 const numbersClickHouse = (p: string) =>
   `if(arrayElement(payload_types, indexOf(payload_paths, ?)) = 2, arrayElement(payload_numbers, indexOf(payload_paths, ?)), NULL)`.replace(/\?/g, () => p);
 
@@ -116,4 +118,43 @@ test('stats queries print and parse back to the same tree', () => {
       },
     ),
   );
+});
+
+test('DuckDB reads a payload field as a number exactly when it is a JSON number (random payloads, the compiled expression)', async () => {
+  const x = compileStats(parseSoql('stats sum(payload.a.x)').stats!, 'duckdb').values[0]!;
+  const numbers = { sql: x.sql.replace(/^sum\((.*)\)$/, '$1'), params: x.params };
+  assert.deepEqual(numbers.params, ['/a/x']);
+  const instance = await DuckDBInstance.create(':memory:');
+  const con = await instance.connect();
+  try {
+    const special = fc.constantFrom<unknown>(
+      0, -0, 1e21, -1e-7, 5e-324, 1.7976931348623157e308, 2 ** 53 + 1, -(2 ** 63) - 1, 2 ** 64, 123456789012345678901234567890, 0.1,
+      '150', '1e3', ' 1', 'inf', 'NaN', 'Infinity', '-0', '', true, false, null, [1], { y: 2 }, '\ud800',
+    );
+    const value = fc.oneof(special, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.jsonValue({ maxDepth: 2 }));
+    // The node sits at /a/x (nested, with neighbours), elsewhere, or nowhere.
+    const payload = fc.oneof(
+      fc.tuple(value, value).map(([v, w]) => ({ a: { x: v, z: w } })),
+      value.map((v) => ({ a: v, x: v })),
+      fc.constant({}),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(payload, { minLength: 1, maxLength: 20 }), async (payloads) => {
+        const texts = payloads.map((p) => JSON.stringify(p));
+        const rows = await Promise.all(
+          texts.map(async (text) => (await con.runAndReadAll(`SELECT ${numbers.sql} FROM (SELECT ?::VARCHAR AS payload)`, [...numbers.params, text])).getRows()[0]![0]),
+        );
+        const expected = texts.map((text) => {
+          const v = duckDbCannotRead(text) ? undefined : lookupPayload(JSON.parse(text) as Record<string, unknown>, ['a', 'x']);
+          return typeof v === 'number' ? v : null;
+        });
+        // -0 is stored as 0 (JSON.stringify), so === is the comparison.
+        rows.forEach((got, i) => assert.ok(got === expected[i], `${texts[i]}: ${String(got)} ≠ ${String(expected[i])}`));
+      }),
+      { numRuns: 300 },
+    );
+  } finally {
+    con.closeSync();
+    instance.closeSync();
+  }
 });

@@ -21,7 +21,7 @@ import type { CompiledGroupKey, SqlDialect } from '../../stores/events/event-sto
 import { binUnits, type Expr, type FieldRef, type NumericStatsFunction, type SoqlQuery, type StatsAggregate, type StatsByItem, type StatsClause } from './ast.js';
 import { compileClickHouseGroupKey } from './clickhouse-group.js';
 import { compileDuckDbGroupKey } from './duckdb-group.js';
-import { jsonPointer } from './duckdb.js';
+import { duckDbPayloadNumber, jsonPointer } from './duckdb.js';
 import { nearText } from './lexer.js';
 import { resolveTime } from './literals.js';
 import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
@@ -123,13 +123,8 @@ function numbers(field: FieldRef, dialect: SqlDialect): CompiledGroupKey {
   // The parser lets only bytes_raw through among the canonical fields.
   if (field.kind === 'canonical') return { sql: dialect === 'duckdb' ? 'CAST(bytes_raw AS DOUBLE)' : 'toFloat64(bytes_raw)', params: [] };
   const pointer = jsonPointer(field.path);
-  if (dialect === 'duckdb') {
-    // TRY as in the filter: a payload DuckDB's JSON reader refuses reads as missing.
-    return {
-      sql: "CASE WHEN TRY(json_type(payload, ?)) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT') THEN TRY_CAST(TRY(json_extract(payload, ?)) AS DOUBLE) END",
-      params: [pointer, pointer],
-    };
-  }
+  // One JSON parse per row, as the filter's number branch reads it.
+  if (dialect === 'duckdb') return { sql: duckDbPayloadNumber('?'), params: [pointer] };
   return {
     sql: `if(arrayElement(payload_types, indexOf(payload_paths, ?)) = ${payloadType.number}, arrayElement(payload_numbers, indexOf(payload_paths, ?)), NULL)`,
     params: [pointer, pointer],
