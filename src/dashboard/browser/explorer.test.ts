@@ -36,7 +36,7 @@ async function settled(page: Page, q?: string): Promise<void> {
   }, q);
 }
 
-const rowCount = (page: Page) => page.locator('[data-testid=events] tbody.event').count();
+const rowCount = (page: Page) => page.locator('[data-testid=events] .event').count();
 
 /** No horizontal scrolling of the page itself (tables scroll inside .table-wrap). */
 async function assertNoPageOverflow(page: Page): Promise<void> {
@@ -143,20 +143,20 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.equal(await rowCount(page), 100);
     assert.match((await page.getByTestId('results-count').textContent()) ?? '', /more available/);
     await page.getByTestId('load-more').click();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid=events] tbody.event').length === 150);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=events] .event').length === 150);
     assert.equal(await page.getByTestId('load-more').count(), 0, 'no more pages');
 
     // A source cell: `source:srv-1` added to the (empty) query and run.
-    await page.locator('[data-testid=events] tbody.event').first().getByRole('button', { name: 'srv-0' }).click();
+    await page.locator('[data-testid=events] .event').first().getByRole('button', { name: 'srv-0' }).click();
     await page.waitForURL(/q=source%3Asrv-0/);
     await settled(page);
     assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0');
-    const sources = await page.locator('[data-testid=events] tbody.event td:nth-child(6)').allTextContents();
+    const sources = await page.locator('[data-testid=events] .event .source').allTextContents();
     assert.equal(sources.length, 50);
     assert.ok(sources.every((s) => s === 'srv-0'));
 
     // Expand the newest event (i = 0): its JSON, and a payload value with a quote, a backslash and an odd key.
-    const first = page.locator('[data-testid=events] tbody.event').first();
+    const first = page.locator('[data-testid=events] .event').first();
     await first.getByRole('button', { name: 'Show the event JSON' }).click();
     const json = first.getByTestId('event-json');
     await json.waitFor();
@@ -167,9 +167,9 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await settled(page);
     assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0 AND payload.`odd key`:"say \\"hi\\" \\\\ bye"');
     assert.equal(await rowCount(page), 1);
-    assert.equal(await page.locator('[data-testid=events] td.message').textContent(), 'event number 0');
+    assert.equal(await page.locator('[data-testid=events] .message').textContent(), 'event number 0');
     // A number and a nested key from the JSON.
-    await page.locator('[data-testid=events] tbody.event').first().getByRole('button', { name: 'Show the event JSON' }).click();
+    await page.locator('[data-testid=events] .event').first().getByRole('button', { name: 'Show the event JSON' }).click();
     await page.getByTestId('event-json').getByRole('button', { name: '"map-0"' }).click();
     await page.waitForURL(/nested.map/);
     await settled(page);
@@ -181,7 +181,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.waitForURL(/match.start/);
     await settled(page);
     assert.equal(await page.getByTestId('soql-input').textContent(), '(actor:player-1 OR actor:player-2) AND event:match.start');
-    const events = await page.locator('[data-testid=events] tbody.event td:nth-child(5)').allTextContents();
+    const events = await page.locator('[data-testid=events] .event .event-name').allTextContents();
     assert.ok(events.length > 0 && events.every((e) => e === 'match.start'));
     assert.deepEqual(unexpected(problems), []);
     await context.close();
@@ -269,8 +269,8 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     };
     await ingest('live one');
     await ingest('not this one', 'other');
-    const firstMessage = () => page.locator('[data-testid=events] tbody.event').first().locator('td.message').textContent();
-    await page.locator('[data-testid=events] td.message', { hasText: 'live one' }).waitFor();
+    const firstMessage = () => page.locator('[data-testid=events] .event').first().locator('.message').textContent();
+    await page.locator('[data-testid=events] .message', { hasText: 'live one' }).waitFor();
     assert.equal(await firstMessage(), 'live one');
     await d.screenshot(page, 'explorer-live');
 
@@ -278,15 +278,15 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.getByTestId('pause').click();
     await ingest('while paused');
     await page.getByTestId('paused-note').filter({ hasText: '1 new event waiting' }).waitFor();
-    assert.equal(await page.locator('[data-testid=events] td.message', { hasText: 'while paused' }).count(), 0);
+    assert.equal(await page.locator('[data-testid=events] .message', { hasText: 'while paused' }).count(), 0);
     await page.getByTestId('pause').click();
-    await page.locator('[data-testid=events] td.message', { hasText: 'while paused' }).waitFor();
+    await page.locator('[data-testid=events] .message', { hasText: 'while paused' }).waitFor();
     assert.equal(await firstMessage(), 'while paused');
 
     // Scrolled down into the rows: the rows in view stay put, a button offers the new ones.
     await page.evaluate(() => window.scrollTo(0, document.querySelector('.live-rows')!.getBoundingClientRect().top + window.scrollY + 900));
     const anchor = await page.evaluate(() => {
-      const rows = [...document.querySelectorAll<HTMLElement>('[data-testid=events] tbody.event')];
+      const rows = [...document.querySelectorAll<HTMLElement>('[data-testid=events] .event')];
       const row = rows.find((r) => r.getBoundingClientRect().top > 0)!;
       return { id: row.dataset.eventId!, top: row.getBoundingClientRect().top, scrollY: window.scrollY };
     });
@@ -296,17 +296,17 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.equal(after.top, anchor.top, 'the row the reader looks at did not move');
     assert.equal(after.scrollY, anchor.scrollY);
     await page.getByTestId('new-events').click();
-    await page.locator('[data-testid=events] td.message', { hasText: 'while reading' }).waitFor();
+    await page.locator('[data-testid=events] .message', { hasText: 'while reading' }).waitFor();
     assert.equal(await firstMessage(), 'while reading');
-    assert.ok(await page.locator('[data-testid=events] tbody.event').first().isVisible());
+    assert.ok(await page.locator('[data-testid=events] .event').first().isVisible());
     assert.equal(await page.getByTestId('new-events').count(), 0);
 
     // Click-to-filter while live restarts the tail with the narrower query.
-    await page.locator('[data-testid=events] tbody.event').first().getByRole('button', { name: 'live-src' }).click();
+    await page.locator('[data-testid=events] .event').first().getByRole('button', { name: 'live-src' }).click();
     await page.waitForURL(/live-src/);
     await page.waitForFunction(() => document.querySelector('[data-testid=connection]')?.getAttribute('data-state') === 'connected');
     await ingest('filtered in');
-    await page.locator('[data-testid=events] td.message', { hasText: 'filtered in' }).waitFor();
+    await page.locator('[data-testid=events] .message', { hasText: 'filtered in' }).waitFor();
 
     // Toggling Live off stops the stream and shows stored events again.
     await page.getByTestId('live').click();
@@ -411,7 +411,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.getByTestId('live').click();
     await page.waitForFunction(() => document.querySelector('[data-testid=connection]')?.getAttribute('data-state') === 'connected');
     await d.s.request('POST', '/datasets/game/ingest', { json: [{ event: 'viewer.sees', message: 'seen by a viewer' }] });
-    await page.locator('[data-testid=events] td.message', { hasText: 'seen by a viewer' }).waitFor();
+    await page.locator('[data-testid=events] .message', { hasText: 'seen by a viewer' }).waitFor();
     await assertNoPageOverflow(page);
     await d.screenshot(page, 'explorer-live');
     assert.deepEqual(unexpected(problems), []);
@@ -446,7 +446,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.waitForFunction(() => document.querySelector('[data-testid=connection]')?.getAttribute('data-state') === 'connected');
     const live = await d.s.request('POST', '/datasets/flow/ingest', { token: ingestToken, json: [{ event: 'flow.live', message: 'flow arrives live' }] });
     assert.equal(live.status, 200);
-    await page.locator('[data-testid=events] tbody.event').first().locator('td.message', { hasText: 'flow arrives live' }).waitFor();
+    await page.locator('[data-testid=events] .event').first().locator('.message', { hasText: 'flow arrives live' }).waitFor();
     assert.deepEqual(unexpected(problems), []);
     await context.close();
   });
