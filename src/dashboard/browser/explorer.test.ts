@@ -215,8 +215,22 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     const expected = Array.from({ length: 150 }, (_, i) => now - 30_000 - i * 20_000).filter((t) => t >= from && t < to).length;
     assert.equal(await rowCount(page), expected);
     assert.match((await page.getByTestId('histogram-total').textContent()) ?? '', new RegExp(`^${expected} events`));
-    // The custom inputs hold the range; Apply with a changed "From" runs it.
-    assert.ok(await page.getByTestId('range-from').inputValue());
+    // The custom inputs hold the range (local time); Apply with an earlier "From" runs it.
+    const local = (ms: number) => {
+      const d = new Date(ms);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    };
+    assert.equal(await page.getByTestId('range-from').inputValue(), local(from));
+    assert.equal(await page.getByTestId('range-to').inputValue(), local(to));
+    const earlier = Math.floor((now - 55 * minute) / 1000) * 1000;
+    await page.getByTestId('range-from').fill(local(earlier));
+    await page.getByRole('button', { name: 'Apply range' }).click();
+    await page.waitForURL((u) => u.searchParams.get('from') === new Date(earlier).toISOString());
+    await settled(page);
+    const wider = Array.from({ length: 150 }, (_, i) => now - 30_000 - i * 20_000).filter((t) => t >= earlier && t < to).length;
+    assert.equal(await rowCount(page), Math.min(100, wider));
+    assert.match((await page.getByTestId('histogram-total').textContent()) ?? '', new RegExp(`^${wider} events`));
     assert.deepEqual(unexpected(problems), []);
     await context.close();
   });
@@ -447,6 +461,31 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     const live = await d.s.request('POST', '/datasets/flow/ingest', { token: ingestToken, json: [{ event: 'flow.live', message: 'flow arrives live' }] });
     assert.equal(live.status, 200);
     await page.locator('[data-testid=events] .event').first().locator('.message', { hasText: 'flow arrives live' }).waitFor();
+    assert.deepEqual(unexpected(problems), []);
+    await context.close();
+  });
+});
+
+describe('explorer live tail in Chromium: a stream the server ends is reopened', { skip: noBrowser }, () => {
+  let d: Dashboard;
+  before(async () => {
+    // The server closes a stream after 1.5 s without a matching event.
+    d = await startDashboard({ env: { OPS_TAIL_IDLE_TIMEOUT_MS: '1500', OPS_TAIL_HEARTBEAT_MS: '500' } });
+    await d.member('reconnect@example.com', 'Developer');
+  });
+  after(() => d?.close());
+
+  test('the indicator says it reconnects and why; events after it still arrive', async () => {
+    const { context, page, problems } = await d.context();
+    await d.signIn(page, 'reconnect@example.com');
+    await settled(page);
+    await page.getByTestId('live').click();
+    await page.getByTestId('connection').filter({ hasText: /last heartbeat \d+ s ago/ }).waitFor();
+    await page.getByTestId('connection').filter({ hasText: /Reconnecting in \d+ s \(closed: no matching event for 1500 ms\)/ }).waitFor();
+    await page.waitForFunction(() => document.querySelector('[data-testid=connection]')?.getAttribute('data-state') === 'connected');
+    const res = await d.s.request('POST', '/datasets/game/ingest', { json: [{ event: 'after.reconnect', message: 'after the reconnect' }] });
+    assert.equal(res.status, 200);
+    await page.locator('[data-testid=events] .message', { hasText: 'after the reconnect' }).waitFor();
     assert.deepEqual(unexpected(problems), []);
     await context.close();
   });

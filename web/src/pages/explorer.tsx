@@ -246,7 +246,6 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             </p>
           )}
           <div
-            aria-live="polite"
             aria-busy={run?.status === 'loading'}
             class="results"
             data-testid="results"
@@ -254,10 +253,14 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             data-q={run?.q}
             data-range={run?.range}
           >
-            {run?.status === 'loading' && !answer && <p class="note muted">Running the query…</p>}
+            {run?.status === 'loading' && !answer && (
+              <p class="note muted" role="status">
+                Running the query…
+              </p>
+            )}
             {answer?.kind === 'events' && (
               <>
-                <p class="small muted results-head" data-testid="results-count">
+                <p class="small muted results-head" data-testid="results-count" role="status">
                   {answer.events.length === 0
                     ? 'No events in this time range match the query.'
                     : `${answer.events.length.toLocaleString()} events, newest first${answer.hasMore ? ' · more available' : ''}. Click a value to filter on it.`}

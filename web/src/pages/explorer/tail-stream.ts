@@ -38,10 +38,12 @@ async function run(options: TailOptions, signal: AbortSignal): Promise<void> {
   const staleMs = options.staleMs ?? 45_000;
   let lastEventId: string | undefined;
   let failures = 0;
+  /** connections opened so far: the first is "connecting", later ones "reconnecting" */
+  let attempt = 0;
   while (!signal.aborted) {
-    options.onStatus({ kind: 'connecting', attempt: failures });
-    const attempt = new AbortController();
-    const abortAttempt = () => attempt.abort();
+    options.onStatus({ kind: 'connecting', attempt: attempt++ });
+    const current = new AbortController();
+    const abortAttempt = () => current.abort();
     signal.addEventListener('abort', abortAttempt, { once: true });
     let reason = 'the connection was lost';
     let watchdog: ReturnType<typeof setInterval> | undefined;
@@ -50,7 +52,7 @@ async function run(options: TailOptions, signal: AbortSignal): Promise<void> {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
         body: JSON.stringify({ q: options.q }),
-        signal: attempt.signal,
+        signal: current.signal,
       });
       failures = 0;
       const since = Date.now();
@@ -79,7 +81,7 @@ async function run(options: TailOptions, signal: AbortSignal): Promise<void> {
       watchdog = setInterval(() => {
         if (Date.now() - lastActivity > staleMs) {
           reason = `nothing arrived for ${Math.round(staleMs / 1000)} s`;
-          attempt.abort();
+          current.abort();
         }
       }, 1000);
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -104,8 +106,9 @@ async function run(options: TailOptions, signal: AbortSignal): Promise<void> {
       signal.removeEventListener('abort', abortAttempt);
     }
     if (signal.aborted) return;
-    // 1 s, 2 s, 4 s … at most 15 s; at once after a stream that worked and ended (idle close).
-    const wait = failures === 0 ? 500 : Math.min(15_000, 1000 * 2 ** (failures - 1));
+    // 1 s after a stream that worked and ended (the server's idle close); after failures 1 s,
+    // 2 s, 4 s … at most 15 s.
+    const wait = failures === 0 ? 1000 : Math.min(15_000, 1000 * 2 ** (failures - 1));
     options.onStatus({ kind: 'reconnecting', at: Date.now() + wait, reason });
     await sleep(wait, signal);
   }
