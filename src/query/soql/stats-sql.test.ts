@@ -128,7 +128,7 @@ test('DuckDB reads a payload field as a number exactly when it is a JSON number 
   const con = await instance.connect();
   try {
     const special = fc.constantFrom<unknown>(
-      0, -0, 1e21, -1e-7, 5e-324, 1.7976931348623157e308, 2 ** 53 + 1, -(2 ** 63) - 1, 2 ** 64, 123456789012345678901234567890, 0.1,
+      0, -0, 1e21, -1e-7, 5e-324, 1.7976931348623157e308, 2 ** 53 + 1, -(2 ** 63) - 1, 2 ** 64, 1.2345678901234568e29, 0.1,
       '150', '1e3', ' 1', 'inf', 'NaN', 'Infinity', '-0', '', true, false, null, [1], { y: 2 }, '\ud800',
     );
     const value = fc.oneof(special, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.jsonValue({ maxDepth: 2 }));
