@@ -1,7 +1,7 @@
 // The dashboard's shell: the session, the organisation / project / mode switcher, navigation,
 // and one page at a time. Every page is a client of the public /v1 API (DECISIONS.md §17).
 import type { JSX } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { dashboardApi, type SessionInfo, type Target } from './api/dashboard';
 import { tokens } from './api/client';
 import { ApiError } from './api/errors';
@@ -60,8 +60,15 @@ export function App(): JSX.Element {
 
   useEffect(() => {
     tokens.onSignedOut = () => setPhase({ kind: 'signed-out', notice: 'Your session has ended; sign in again.' });
-    if (route.path !== '/set-password') void load();
   }, []);
+  // The session is looked up once the page is not the set-password page (whose link may be for
+  // someone else than a signed-in user), also when that page sends the reader on to sign-in.
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current || route.path === '/set-password') return;
+    started.current = true;
+    void load();
+  }, [route.path]);
 
   if (route.path === '/set-password') return <SetPassword />;
   if (phase.kind === 'loading') return <Loading what="the dashboard" />;

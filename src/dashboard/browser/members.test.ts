@@ -82,6 +82,10 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     await newbie.page.getByLabel('The same again').fill(password);
     await newbie.page.getByRole('button', { name: 'Set password' }).click();
     await newbie.page.getByRole('heading', { name: 'Password set' }).waitFor();
+    // The page's own way on: its button opens sign-in (the link is gone from the address).
+    await newbie.page.getByRole('button', { name: 'Go to sign-in' }).click();
+    await newbie.page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
+    assert.equal(new URL(newbie.page.url()).hash, '');
     await signInAt(d, newbie.page, '/members', 'newbie@example.com');
     await openMembers(newbie.page, d);
     // A Viewer: no controls, and the API refuses the Viewer's session.
