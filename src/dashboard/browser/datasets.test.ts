@@ -1,18 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 
 const hourMs = 3_600_000;
-
-/** Signs in from `path`: the sign-in page sends the member back there (not through the explorer). */
-async function signInAt(page: Page, url: string, email: string): Promise<void> {
-  await page.goto(url);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('sign-out').waitFor();
-}
 
 describe('datasets page in Chromium: list with counts and sparklines, create, edit, archive, schema', { skip: noBrowser }, () => {
   let d: Dashboard;
@@ -35,7 +26,7 @@ describe('datasets page in Chromium: list with counts and sparklines, create, ed
   test('lists the datasets with their 24-hour counts and hourly sparklines; the schema page; "query in explorer"', async () => {
     await d.member('owner-datasets@example.com', 'Owner');
     const { context, page, problems } = await d.context();
-    await signInAt(page, `${d.url}/usage`, 'owner-datasets@example.com');
+    await d.signIn(page, 'owner-datasets@example.com', '/usage');
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Datasets', exact: true }).click();
     await titled(page, 'Datasets · opsplatform');
     assert.equal(await row(page, 'game').getByTestId('events-24h').textContent(), '8');
@@ -84,7 +75,7 @@ describe('datasets page in Chromium: list with counts and sparklines, create, ed
   test('a Developer creates, renames, changes retention and archives (after confirming); refusals are shown in words', async () => {
     await d.member('dev-datasets@example.com', 'Developer');
     const { context, page, problems } = await d.context();
-    await signInAt(page, `${d.url}/datasets`, 'dev-datasets@example.com');
+    await d.signIn(page, 'dev-datasets@example.com', '/datasets');
     await row(page, 'game').waitFor();
 
     // create
@@ -152,7 +143,7 @@ describe('datasets page in Chromium: list with counts and sparklines, create, ed
   test('a Viewer sees the list and schemas but no controls, and the API refuses their session token', async () => {
     await d.member('viewer-datasets@example.com', 'Viewer');
     const { context, page, problems } = await d.context();
-    await signInAt(page, `${d.url}/datasets`, 'viewer-datasets@example.com');
+    await d.signIn(page, 'viewer-datasets@example.com', '/datasets');
     await page.getByTestId('sparkline-game').locator('canvas').waitFor();
     assert.equal(await page.getByRole('button', { name: /^Edit / }).count(), 0);
     assert.equal(await page.locator('[data-testid^="archive-"]').count(), 0);
@@ -190,7 +181,7 @@ describe('datasets page in Chromium: list with counts and sparklines, create, ed
   test('at 390 px: readable without page overflow (the table scrolls inside its frame)', async () => {
     await d.member('phone-datasets@example.com', 'Admin');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(page, `${d.url}/datasets`, 'phone-datasets@example.com');
+    await d.signIn(page, 'phone-datasets@example.com', '/datasets');
     await page.getByTestId('sparkline-game').locator('canvas').waitFor();
     assert.ok(await noPageOverflow(page), 'the datasets page overflows at 390 px');
     await d.screenshot(page, 'datasets');

@@ -30,15 +30,6 @@ async function openMembers(page: Page, d: Dashboard): Promise<void> {
   await page.getByTestId('members-table').waitFor();
 }
 
-/** Signs in from a page's own address (sign-in?next=…), landing on that page rather than the explorer. */
-async function signInAt(d: Dashboard, page: Page, path: string, email: string): Promise<void> {
-  await page.goto(`${d.url}${path}`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('sign-out').waitFor();
-}
-
 describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
   let d: Dashboard;
   let target: { org_id: string; project_id: string };
@@ -52,7 +43,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     await d.member('members-owner@example.com', 'Owner');
     const owner = await d.context();
     await owner.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.s.apiUrl });
-    await signInAt(d, owner.page, '/tokens', 'members-owner@example.com');
+    await d.signIn(owner.page, 'members-owner@example.com', '/tokens');
     await owner.page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Members', exact: true }).click();
     await titled(owner.page, 'Members · opsplatform');
     await owner.page.locator('tr', { hasText: 'owner-a@example.com' }).waitFor();
@@ -86,7 +77,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     await newbie.page.getByRole('button', { name: 'Go to sign-in' }).click();
     await newbie.page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
     assert.equal(new URL(newbie.page.url()).hash, '');
-    await signInAt(d, newbie.page, '/members', 'newbie@example.com');
+    await d.signIn(newbie.page, 'newbie@example.com', '/members');
     await openMembers(newbie.page, d);
     // A Viewer: no controls, and the API refuses the Viewer's session.
     await newbie.page.getByTestId('members-read-only').waitFor();
@@ -146,7 +137,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     await d.member('members-owner2@example.com', 'Owner');
     for (const viewport of [widths.desktop, widths.phone]) {
       const { context, page, problems } = await d.context(viewport);
-      await signInAt(d, page, '/members', 'members-owner2@example.com');
+      await d.signIn(page, 'members-owner2@example.com', '/members');
       await openMembers(page, d);
       // owner-a@example.com is the primary owner: neither removed nor demoted.
       const primary = page.locator('tr', { hasText: 'owner-a@example.com' });
@@ -174,7 +165,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     await d.member('members-admin@example.com', 'Admin');
     const devId = await d.member('members-dev@example.com', 'Developer');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(d, page, '/members', 'members-admin@example.com');
+    await d.signIn(page, 'members-admin@example.com', '/members');
     await openMembers(page, d);
     const ownerRow = page.locator('tr', { hasText: 'members-owner2@example.com' });
     await ownerRow.getByText('Only an Owner can change an Owner.').waitFor();
@@ -197,7 +188,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
   test('a Developer sees the members but no member-management controls; the API refuses them', async () => {
     await d.member('members-dev2@example.com', 'Developer');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(d, page, '/members', 'members-dev2@example.com');
+    await d.signIn(page, 'members-dev2@example.com', '/members');
     await openMembers(page, d);
     await page.getByTestId('members-read-only').waitFor();
     assert.equal(await page.getByRole('form', { name: 'Invite a member' }).count(), 0);

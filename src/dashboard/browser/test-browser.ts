@@ -61,8 +61,11 @@ export interface Dashboard {
   member(email: string, role: string, orgId?: string): Promise<string>;
   /** A new browser context (own cookies) at `viewport`, collecting console errors and CSP violations. */
   context(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; problems: string[] }>;
-  /** Signs in through the sign-in page and waits for the shell. */
-  signIn(page: Page, email: string): Promise<void>;
+  /**
+   * Signs in and waits for the shell. `from` is the page opened first (below /dashboard): a
+   * signed-out visitor is shown sign-in there and lands on that page after, not on the explorer.
+   */
+  signIn(page: Page, email: string, from?: string): Promise<void>;
   screenshot(page: Page, name: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -97,8 +100,8 @@ export async function startDashboard(options: TestServerOptions = {}): Promise<D
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       return { context, page, problems };
     },
-    async signIn(page, email) {
-      await page.goto(`${url}/sign-in`);
+    async signIn(page, email, from = '/sign-in') {
+      await page.goto(`${url}${from}`);
       await page.getByLabel('E-mail').fill(email);
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 
 /** A /v1 call made in the page with the signed-in session's own short-lived token (what the app holds). */
 async function withSessionToken(page: Page, target: { org_id: string; project_id: string }, method: string, path: string, body?: unknown): Promise<number> {
@@ -26,15 +26,6 @@ async function noPageOverflow(page: Page): Promise<void> {
   assert.ok(scroll <= client, `page is ${scroll} px wide in a ${client} px window`);
 }
 
-/** Signs in from a page's own address (sign-in?next=…), landing on that page rather than the explorer. */
-async function signInAt(d: Dashboard, page: Page, path: string, email: string): Promise<void> {
-  await page.goto(`${d.url}${path}`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('sign-out').waitFor();
-}
-
 describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
   let d: Dashboard;
   let target: { org_id: string; project_id: string };
@@ -48,7 +39,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await d.member('tokens-owner@example.com', 'Owner');
     const { context, page, problems } = await d.context();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.s.apiUrl });
-    await signInAt(d, page, '/members', 'tokens-owner@example.com');
+    await d.signIn(page, 'tokens-owner@example.com', '/members');
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Tokens', exact: true }).click();
     await titled(page, 'Tokens · opsplatform');
 
@@ -127,7 +118,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     assert.equal(others.status, 201, others.text);
     await d.member('tokens-dev@example.com', 'Developer');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(d, page, '/tokens', 'tokens-dev@example.com');
+    await d.signIn(page, 'tokens-dev@example.com', '/tokens');
     await page.goto(`${d.url}/tokens`);
     await titled(page, 'Tokens · opsplatform');
     await page.getByText('you see and revoke only the tokens you created').waitFor();
@@ -164,7 +155,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     const listed = await d.s.request('POST', '/tokens', { token: d.s.tenants.a.token, json: { name: 'not for viewers', scopes: ['logs:read'] } });
     for (const viewport of [widths.desktop, widths.phone]) {
       const { context, page, problems } = await d.context(viewport);
-      await signInAt(d, page, '/tokens', 'tokens-viewer@example.com');
+      await d.signIn(page, 'tokens-viewer@example.com', '/tokens');
       await page.goto(`${d.url}/tokens`);
       await titled(page, 'Tokens · opsplatform');
       await page.getByTestId('tokens-read-only').waitFor();

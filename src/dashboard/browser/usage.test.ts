@@ -1,19 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { sized } from '../../media/test-files.js';
 
 const imageBytes = 2_500_000;
-
-/** Signs in from `path`: the sign-in page sends the member back there (not through the explorer). */
-async function signInAt(page: Page, url: string, email: string): Promise<void> {
-  await page.goto(url);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('sign-out').waitFor();
-}
 
 describe('usage and plan page in Chromium: quota bars, plan limits, the limits reached', { skip: noBrowser }, () => {
   let d: Dashboard;
@@ -36,7 +27,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
   test('an Owner sees the plan, bars for storage, events and queries in human units, and the plan limits', async () => {
     await d.member('owner-usage@example.com', 'Owner');
     const { context, page, problems } = await d.context();
-    await signInAt(page, `${d.url}/datasets`, 'owner-usage@example.com');
+    await d.signIn(page, 'owner-usage@example.com', '/datasets');
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Usage', exact: true }).click();
     await titled(page, 'Usage · opsplatform');
     await page.getByRole('heading', { name: 'Usage and plan' }).waitFor();
@@ -80,7 +71,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     const { orgId } = d.s.tenants.a;
     await d.s.server.ctx.quotas.consume(orgId, 'free', 'events_month', 1_000_000 - (await used('events_month')));
     const { context, page, problems } = await d.context();
-    await signInAt(page, `${d.url}/usage`, 'admin-usage@example.com');
+    await d.signIn(page, 'admin-usage@example.com', '/usage');
     await page.getByTestId('project-datasets').filter({ hasText: 'this project has 3 in live mode' }).waitFor();
     assert.equal(await amount(page, 'events_month'), '1,000,000 of 1,000,000');
     assert.equal(await barWidth(page, 'events_month'), '100%');
@@ -106,7 +97,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
   test('a Viewer reads usage but not billing: the page says so, and the API refuses billing to their session token', async () => {
     await d.member('viewer-usage@example.com', 'Viewer');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(page, `${d.url}/usage`, 'viewer-usage@example.com');
+    await d.signIn(page, 'viewer-usage@example.com', '/usage');
     await meter(page, 'storage_bytes').waitFor();
     assert.equal(await amount(page, 'storage_bytes'), '2.5 MB of 1 GB');
     await page.getByTestId('no-billing').filter({ hasText: 'your role (Viewer) cannot read' }).waitFor();
@@ -132,7 +123,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
   test('at 390 px an Owner sees every bar and the plan limits without page overflow', async () => {
     await d.member('phone-usage@example.com', 'Owner');
     const { context, page, problems } = await d.context(widths.phone);
-    await signInAt(page, `${d.url}/usage`, 'phone-usage@example.com');
+    await d.signIn(page, 'phone-usage@example.com', '/usage');
     await page.getByTestId('project-datasets').waitFor();
     await meter(page, 'queries_month').waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the usage page overflows at 390 px');
