@@ -6,6 +6,7 @@ import type { PublicUrls } from '../app/public-urls.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
+import { memorySignInLimiters, redisSignInLimiters, type SignInLimiters } from './sign-in-limiters.js';
 
 export interface DashboardCapability extends Capability {
   /** Its routes on the API listener outside /v1 (`/`, `/dashboard/…`). */
@@ -16,8 +17,8 @@ export interface DashboardCapability extends Capability {
 
 
 /** The dashboard's service on a context (opsctl's links, the server's routes). */
-export const dashboardService = (ctx: AppContext): DashboardService =>
-  new DashboardService({ db: ctx.metadata.db, clock: ctx.clock, tokens: ctx.tokens, bus: ctx.bus });
+export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiters): DashboardService =>
+  new DashboardService({ db: ctx.metadata.db, clock: ctx.clock, tokens: ctx.tokens, bus: ctx.bus, signInLimiters });
 
 /**
  * The web dashboard's sign-in and sessions (DECISIONS.md §17, docs/dashboard.md): its routes,
@@ -27,7 +28,9 @@ export const dashboardService = (ctx: AppContext): DashboardService =>
  * before they are purged.
  */
 export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): DashboardCapability {
-  const service = dashboardService(ctx);
+  // Sign-in attempts are counted where every API process sees them: Redis when configured.
+  const limiters = ctx.config.redisUrl ? redisSignInLimiters(ctx.config.redisUrl, log) : memorySignInLimiters();
+  const service = dashboardService(ctx, limiters);
   ctx.members.onChanged(async (orgId, userId) => {
     try {
       await service.membershipChanged(orgId, userId);
@@ -44,5 +47,6 @@ export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): D
     purge,
     start: job.start,
     stop: job.stop,
+    close: limiters.close,
   };
 }

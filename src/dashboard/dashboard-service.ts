@@ -1,5 +1,5 @@
 import { monotonicFactory } from 'ulidx';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Bus } from '../cluster/bus.js';
@@ -12,6 +12,8 @@ import type { Scope } from '../auth/scopes.js';
 import { DashboardStore, type DashboardUser, type Preferences, type SessionRow } from './dashboard-store.js';
 import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecret, sha256, verifyPassword } from './passwords.js';
 import { scopesOfRole } from '../auth/role-policy.js';
+import { memorySignInLimiters, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
+
 
 const ulid = monotonicFactory();
 const minute = 60_000;
@@ -31,7 +33,6 @@ export const dashboardTimings = {
  * Failed sign-in attempts allowed per e-mail address and per client address in each window
  * (more per address: several people may share one, behind a NAT or a proxy).
  */
-export const signInLimit = { perEmail: 10, perAddress: 30, windowSeconds: 15 * 60 };
 
 /** The one answer for an unknown e-mail and a wrong password. */
 const wrongCredentials = 'wrong e-mail or password';
@@ -58,6 +59,8 @@ export interface DashboardDeps {
   tokens: TokenService;
   /** Revoked session tokens are announced: every process's token cache drops them. */
   bus: Pick<Bus, 'publish' | 'flush'>;
+  /** Sign-in throttling; in process unless given (the server passes Redis's with OPS_REDIS_URL). */
+  signInLimiters?: SignInLimiters;
 }
 
 /**
@@ -69,15 +72,15 @@ export class DashboardService {
   private readonly clock: Clock;
   private readonly tokens: TokenService;
   private readonly bus: DashboardDeps['bus'];
-  /** In process (docs/dashboard.md): each API process counts its own attempts. */
-  private readonly byEmail = new RateLimiterMemory({ points: signInLimit.perEmail, duration: signInLimit.windowSeconds, keyPrefix: 'signin-email' });
-  private readonly byAddress = new RateLimiterMemory({ points: signInLimit.perAddress, duration: signInLimit.windowSeconds, keyPrefix: 'signin-ip' });
+  private readonly byEmail: SignInLimiters['byEmail'];
+  private readonly byAddress: SignInLimiters['byAddress'];
 
   constructor(deps: DashboardDeps) {
     this.store = new DashboardStore(deps.db);
     this.clock = deps.clock;
     this.tokens = deps.tokens;
     this.bus = deps.bus;
+    ({ byEmail: this.byEmail, byAddress: this.byAddress } = deps.signInLimiters ?? memorySignInLimiters());
   }
 
   private now(): number {
