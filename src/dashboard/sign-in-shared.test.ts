@@ -6,13 +6,15 @@ import { freePort, reachable, services } from '../cluster/test-services.js';
 import { Browser, member, password } from './test-session.js';
 
 const skip = (await reachable(services.redis.host, services.redis.port)) ? false : `Redis not reachable at ${services.redis.host}:${services.redis.port} (.ci/run starts it)`;
+// Several processes sign cursors with one key (required with OPS_REDIS_URL on PostgreSQL).
+const secretKey = crypto.randomBytes(32).toString('base64');
 const redisUrl = (port = services.redis.port) => `redis://${services.redis.host}:${port}/?keyPrefix=ops-test-${crypto.randomBytes(6).toString('hex')}:`;
 
 describe('sign-in throttling shared through Redis (OPS_REDIS_URL): one allowance across API processes', { skip }, () => {
   let a: TestServer;
   let b: TestServer;
   before(async () => {
-    const env = { OPS_REDIS_URL: redisUrl() };
+    const env = { OPS_REDIS_URL: redisUrl(), OPS_SECRET_KEY: secretKey };
     [a, b] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
   });
   after(async () => {
@@ -42,7 +44,7 @@ describe('sign-in throttling while Redis does not answer: each process counts on
   let s: TestServer;
   before(async () => {
     // A port nothing listens on: the shared store is down from the start.
-    s = await startTestServer({ env: { OPS_REDIS_URL: redisUrl(await freePort()) } });
+    s = await startTestServer({ env: { OPS_REDIS_URL: redisUrl(await freePort()), OPS_SECRET_KEY: secretKey } });
   });
   after(() => s?.close());
 
