@@ -14,23 +14,28 @@ export const freePort = () =>
 
 /**
  * `opsctl serve` from source as its own process (for tests that kill it), answering /readyz
- * on `port` before this resolves.
+ * on `port` before this resolves. A child that exits before it answers is started again (up to
+ * three times) with another delivery port: a port found free may be taken by another test's
+ * listener before the child binds it (EADDRINUSE).
  */
 export async function serveProcess(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return child;
-    } catch {
-      // not up yet
+  for (let attempt = 1; ; attempt++) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    for (let i = 0; i < 300 && child.exitCode === null; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return child;
+      } catch {
+        // not up yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
+    if (child.exitCode !== null && attempt < 3) continue;
+    child.kill('SIGKILL');
+    throw new Error(child.exitCode !== null ? `server exited with code ${child.exitCode} before it answered (its error is above)` : 'server did not start');
   }
-  child.kill('SIGKILL');
-  throw new Error('server did not start');
 }
 
 /**

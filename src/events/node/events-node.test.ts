@@ -38,9 +38,12 @@ async function installation() {
   };
   const node = await startNode();
   const apiEnv = { ...env, OPS_EVENTS_URL: `http://127.0.0.1:${nodePort}` };
-  const ports = [await freePort(), await freePort()];
+  // Each port is found free just before its server binds it (a port held unused for seconds may
+  // be taken by another test's listener meanwhile).
+  const ports: number[] = [await freePort()];
   const a = await serveProcess(dataDir, ports[0]!, apiEnv);
   children.push(a);
+  ports.push(await freePort());
   const b = await serveProcess(dataDir, ports[1]!, apiEnv);
   children.push(b);
   const call = async (port: number, method: string, urlPath: string, body?: unknown, as = token) => {
