@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { TailClient } from '../../tail/test-client.js';
-import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 
 const minute = 60_000;
 
@@ -37,12 +37,6 @@ async function settled(page: Page, q?: string): Promise<void> {
 }
 
 const rowCount = (page: Page) => page.locator('[data-testid=events] .event').count();
-
-/** No horizontal scrolling of the page itself (tables scroll inside .table-wrap). */
-async function assertNoPageOverflow(page: Page): Promise<void> {
-  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
-  assert.ok(scroll <= width, `page is ${scroll} px wide in a ${width} px window`);
-}
 
 describe('explorer in Chromium: query, errors, filter, histogram, group by, live tail', { skip: noBrowser }, () => {
   let d: Dashboard;

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { gif, mp4, pdf, png, sized } from '../../media/test-files.js';
 
 interface Dropped {
@@ -51,12 +51,6 @@ const grid = (page: Page) => page.getByRole('list', { name: 'Files', exact: true
 const deletedGrid = (page: Page) => page.getByRole('list', { name: 'Recently deleted files' });
 const card = (page: Page, name: string) => grid(page).getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
 const upload = (page: Page, name: string) => page.getByTestId('upload').filter({ hasText: name });
-
-/** The page is no wider than the window (nothing to scroll sideways at 390 px). */
-async function noSidewaysScroll(page: Page): Promise<void> {
-  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
-  assert.ok(scroll <= width, `page is ${scroll}px wide in a ${width}px window`);
-}
 
 describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
   let d: Dashboard;
@@ -198,7 +192,7 @@ describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
       const { context, page, problems } = await d.context(viewport);
       await signInTo(page, d.url, 'media-del@example.com', '/media?folder=trash-test');
       await card(page, 'gone.png').waitFor();
-      if (viewport === widths.phone) await noSidewaysScroll(page);
+      if (viewport === widths.phone) await assertNoPageOverflow(page);
 
       // Cancel keeps it.
       await card(page, 'gone.png').getByRole('button', { name: 'Delete' }).click();
@@ -223,7 +217,7 @@ describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
       await deletedCard.getByText('Removed for good').waitFor();
       await deletedCard.getByRole('img', { name: 'gone.png' }).waitFor();
       await d.screenshot(page, 'media-deleted');
-      if (viewport === widths.phone) await noSidewaysScroll(page);
+      if (viewport === widths.phone) await assertNoPageOverflow(page);
 
       await deletedCard.getByRole('button', { name: 'Restore gone.png' }).click();
       await deletedCard.waitFor({ state: 'detached' });
@@ -255,7 +249,7 @@ describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
       await page.getByRole('link', { name: 'Recently deleted' }).click();
       await deletedGrid(page).getByRole('listitem').filter({ hasText: 'removed.gif' }).waitFor();
       assert.equal(await page.getByRole('button', { name: /Restore/ }).count(), 0);
-      if (viewport === widths.phone) await noSidewaysScroll(page);
+      if (viewport === widths.phone) await assertNoPageOverflow(page);
 
       const target = { org_id: d.s.tenants.a.orgId, project_id: d.s.tenants.a.projectId, mode: 'live' };
       const answers = await page.evaluate(
@@ -304,7 +298,7 @@ describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
         await refused.getByRole('alert').filter({ hasText: 'This kind of file cannot be uploaded: its type is text/plain. Supported are PNG, JPEG, GIF or WebP images' }).waitFor();
         await card(page, 'ok.gif').waitFor();
         assert.equal(await card(page, 'notes.txt').count(), 0);
-        await noSidewaysScroll(page);
+        await assertNoPageOverflow(page);
         await d.screenshot(page, 'media-upload-errors');
       } else {
         // Dropped together: a PNG whose bytes are text and one over the 3 KB file limit.

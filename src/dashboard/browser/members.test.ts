@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 
 /** A call made in the page with the signed-in session: its own short-lived token on /v1, or the cookie on /dashboard/. */
 async function asSession(page: Page, target: { org_id: string; project_id: string }, method: string, path: string, body?: unknown): Promise<number> {
@@ -17,11 +17,6 @@ async function asSession(page: Page, target: { org_id: string; project_id: strin
     },
     { target, method, path, body },
   );
-}
-
-async function noPageOverflow(page: Page): Promise<void> {
-  const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-  assert.ok(scroll <= client, `page is ${scroll} px wide in a ${client} px window`);
 }
 
 async function openMembers(page: Page, d: Dashboard): Promise<void> {
@@ -147,7 +142,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
       const explained = remove.getByRole('alert');
       await explained.filter({ hasText: 'the primary owner cannot be removed' }).waitFor();
       assert.match((await explained.textContent()) ?? '', /An organisation always keeps its primary owner and at least one Owner.*Make another member Owner first.*opsctl owner transfer/);
-      await noPageOverflow(page);
+      await assertNoPageOverflow(page);
       await d.screenshot(page, 'members-409');
       await remove.getByRole('button', { name: 'Cancel' }).click();
       await primary.getByRole('button', { name: 'Change role' }).click();
@@ -179,7 +174,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     assert.deepEqual(options, ['Admin', 'Developer (current)', 'Viewer']);
     await page.keyboard.press('Escape');
     assert.deepEqual(await page.getByRole('form', { name: 'Invite a member' }).getByLabel('Role').locator('option').allTextContents(), ['Admin', 'Developer', 'Viewer']);
-    await noPageOverflow(page);
+    await assertNoPageOverflow(page);
     await d.screenshot(page, 'members-admin');
     assert.deepEqual(unexpected(problems), []);
     await context.close();
@@ -194,7 +189,7 @@ describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
     assert.equal(await page.getByRole('form', { name: 'Invite a member' }).count(), 0);
     assert.equal(await page.getByRole('button', { name: /Change role|Remove|Password link/ }).count(), 0);
     await page.locator('tr', { hasText: 'owner-a@example.com' }).waitFor();
-    await noPageOverflow(page);
+    await assertNoPageOverflow(page);
     assert.equal(await asSession(page, target, 'POST', `/v1/orgs/${target.org_id}/members`, { email: 'by-dev@example.com', roleId: 'rol_x' }), 403);
     assert.equal(await asSession(page, target, 'DELETE', `/v1/orgs/${target.org_id}/members/${d.s.tenants.a.userId}`), 403);
     assert.deepEqual(unexpected(problems), []);

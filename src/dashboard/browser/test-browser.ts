@@ -120,6 +120,12 @@ export async function startDashboard(options: TestServerOptions = {}): Promise<D
   return dashboard;
 }
 
+/** No horizontal scrolling of the page itself at its width (tables scroll inside .table-wrap). */
+export async function assertNoPageOverflow(page: Page): Promise<void> {
+  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  assert.ok(scroll <= width, `page is ${scroll} px wide in a ${width} px window`);
+}
+
 /** Waits until the page's title is `title` (pages set it once they render). */
 export async function titled(page: Page, title: string): Promise<void> {
   await page.waitForFunction((t) => document.title === t, title);

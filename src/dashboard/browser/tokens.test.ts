@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 
 /** A /v1 call made in the page with the signed-in session's own short-lived token (what the app holds). */
 async function withSessionToken(page: Page, target: { org_id: string; project_id: string }, method: string, path: string, body?: unknown): Promise<number> {
@@ -18,12 +18,6 @@ async function withSessionToken(page: Page, target: { org_id: string; project_id
     },
     { target, method, path, body },
   );
-}
-
-/** No horizontal scrolling of the page itself (tables scroll inside .table-wrap). */
-async function noPageOverflow(page: Page): Promise<void> {
-  const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-  assert.ok(scroll <= client, `page is ${scroll} px wide in a ${client} px window`);
 }
 
 describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
@@ -84,7 +78,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     assert.notEqual((await row.locator('td').nth(4).textContent())?.trim(), 'never');
     assert.notEqual((await row.locator('td').nth(5).textContent())?.trim(), 'never');
     assert.equal(await page.getByRole('columnheader', { name: 'Created by' }).count(), 1);
-    await noPageOverflow(page);
+    await assertNoPageOverflow(page);
     await d.screenshot(page, 'tokens');
 
     // Revoke: asked first; Escape cancels and nothing happens.
@@ -132,7 +126,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await page.getByRole('button', { name: 'Create token' }).click();
     const secret = await page.getByTestId('token-secret').inputValue();
     assert.match(secret, /^ops_test_/);
-    await noPageOverflow(page);
+    await assertNoPageOverflow(page);
     await d.screenshot(page, 'tokens-secret');
     await page.getByRole('button', { name: 'I have copied it' }).click();
     // A test token is listed in test mode; the list here is live mode's.
@@ -140,7 +134,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await page.getByLabel('Mode', { exact: true }).selectOption('test');
     await page.locator('tr', { hasText: 'my uploader' }).waitFor();
     assert.equal(await page.locator('tr', { hasText: 'ci pipeline' }).count(), 0);
-    await noPageOverflow(page);
+    await assertNoPageOverflow(page);
     await d.screenshot(page, 'tokens');
 
     // The API refuses a scope beyond the role, even if the page were bypassed; and another's token is not theirs to revoke.
@@ -162,7 +156,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
       assert.equal(await page.getByRole('button', { name: 'Create token' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: 'Revoke' }).count(), 0);
       assert.equal(await page.getByRole('checkbox').count(), 0);
-      await noPageOverflow(page);
+      await assertNoPageOverflow(page);
       await d.screenshot(page, 'tokens-viewer');
       if (viewport === widths.desktop) {
         assert.equal(await withSessionToken(page, target, 'GET', '/v1/tokens'), 403);
