@@ -43,21 +43,24 @@ export const extraCommands: Command[] = [...mediaCommands];
 export const commands: Command[] = [
   {
     name: 'init',
-    summary: "On an empty installation, create an organisation (plan free), its owner, a project and an all-scopes live token; prints {org_id, project_id, user_id, token, token_id, set_password_url, set_password_expires_at} (the owner's one-time dashboard link, 24 h). Run again it changes nothing and says so.",
-    options: {},
-    async run(ctx) {
-      if (!(await ctx.orgs.isEmpty())) {
-        const existing = await ctx.orgs.firstOrg();
+    summary: "On an empty installation, create an organisation (plan free), its owner (--email, default owner@localhost), a project and an all-scopes live token; prints {org_id, project_id, user_id, email, token, token_id, set_password_url, set_password_expires_at}: open the one-time link (24 h) to set the owner's password, then sign in to the dashboard with that e-mail. Run again it changes nothing and says so (with the owner's e-mail).",
+    options: {
+      email: { type: 'string', value: 'EMAIL', description: "the owner's e-mail, which signs in to the dashboard (default owner@localhost)" },
+    },
+    async run(ctx, f) {
+      const existing = await ctx.orgs.firstOrg();
+      if (existing) {
         return { initialized: false, message: 'already initialised: nothing changed (the token is only shown once; create another with opsctl token create)', ...existing };
       }
-      const created = await ctx.orgs.createOrg({ name: 'Default organisation', plan: 'free', ownerEmail: 'owner@localhost', ownerName: 'Owner' });
+      const email = (opt(f, 'email') ?? 'owner@localhost').trim().toLowerCase();
+      const created = await ctx.orgs.createOrg({ name: 'Default organisation', plan: 'free', ownerEmail: email, ownerName: 'Owner' });
       const token = await ctx.tokens.create({
         tenant: { orgId: created.org_id, projectId: created.project_id, mode: 'live' },
         name: 'initial token',
         scopes: parseScopes('all'),
         expiresAt: null,
       });
-      return { initialized: true, ...created, token: token.token, token_id: token.id, ...(await passwordLink(ctx, created.user_id)) };
+      return { initialized: true, ...created, email, token: token.token, token_id: token.id, ...(await passwordLink(ctx, created.user_id)) };
     },
   },
   {

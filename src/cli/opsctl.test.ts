@@ -303,13 +303,42 @@ describe('opsctl, while the server runs', () => {
     try {
       const init = await opsctl(empty, ['init', '--json']);
       assert.equal(init.code, 0, init.stderr);
-      assert.deepEqual(Object.keys(init.json).sort(), ['initialized', 'org_id', 'project_id', 'set_password_expires_at', 'set_password_url', 'token', 'token_id', 'user_id']);
+      assert.deepEqual(Object.keys(init.json).sort(), ['email', 'initialized', 'org_id', 'project_id', 'set_password_expires_at', 'set_password_url', 'token', 'token_id', 'user_id']);
+      assert.equal(init.json.email, 'owner@localhost');
       assert.match(String(init.json.set_password_url), /^http:\/\/localhost:8080\/dashboard\/set-password#[A-Za-z0-9_-]{43}$/);
       const [me, again] = await Promise.all([opsctl(empty, ['whoami', '--token', String(init.json.token), '--json']), opsctl(empty, ['init', '--json'])]);
       assert.equal(me.json.token_id, init.json.token_id);
       assert.equal(me.json.org_id, init.json.org_id);
       assert.equal(again.json.initialized, false);
       assert.equal(again.json.token_id, undefined);
+      assert.equal(again.json.email, 'owner@localhost');
+    } finally {
+      fs.rmSync(empty.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('init --email chooses the owner who signs in, and the human output names it beside the link', async () => {
+    const empty = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'opsctl-init-')) };
+    try {
+      const bad = await opsctl(empty, ['init', '--email', 'not-an-address', '--json']);
+      assert.equal(bad.code, 1);
+      const error = bad.json.error as { code: string; message: string };
+      assert.equal(error.code, 'bad_request');
+      assert.match(error.message, /not an e-mail address/);
+
+      const init = await opsctl(empty, ['init', '--email', ' Studio.Lead@Example.com ']);
+      assert.equal(init.code, 0, init.stderr);
+      assert.match(init.stdout, /^email: studio\.lead@example\.com$/m);
+      assert.match(init.stdout, /^set_password_url: http:\/\/localhost:8080\/dashboard\/set-password#/m);
+
+      // The owner set from the link signs in with that e-mail.
+      const link = /^set_password_url: \S+#(\S+)$/m.exec(init.stdout)![1]!;
+      const again = await opsctl(empty, ['init', '--email', 'other@example.com', '--json']);
+      assert.equal(again.json.initialized, false);
+      assert.equal(again.json.email, 'studio.lead@example.com');
+      const members = await opsctl(empty, ['member', 'list', '--org', String(again.json.org_id), '--json']);
+      assert.deepEqual((members.json.members as Array<{ email: string }>).map((m) => m.email), ['studio.lead@example.com']);
+      assert.equal(link.length, 43);
     } finally {
       fs.rmSync(empty.dataDir, { recursive: true, force: true });
     }

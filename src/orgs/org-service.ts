@@ -143,17 +143,13 @@ export class OrgService {
     await this.requireOrg(this.db, orgId);
   }
 
-  /** True when the installation has no organisation yet (opsctl init). */
-  async isEmpty(): Promise<boolean> {
-    const row = await this.db.selectFrom('organisations').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-    return Number(row.n) === 0;
-  }
-
-  async firstOrg(): Promise<CreatedOrg | undefined> {
+  /** The first organisation, its first project and its primary owner with their e-mail (opsctl init run again). */
+  async firstOrg(): Promise<(CreatedOrg & { email: string }) | undefined> {
     const org = await this.db.selectFrom('organisations').select(['id', 'primary_owner_id']).orderBy('created_at').orderBy('id').executeTakeFirst();
     if (!org) return undefined;
     const project = await this.db.selectFrom('projects').select('id').where('org_id', '=', org.id).orderBy('created_at').orderBy('id').executeTakeFirst();
-    return { org_id: org.id, project_id: project?.id ?? '', user_id: org.primary_owner_id ?? '' };
+    const owner = org.primary_owner_id ? await this.db.selectFrom('users').select('email').where('id', '=', org.primary_owner_id).executeTakeFirst() : undefined;
+    return { org_id: org.id, project_id: project?.id ?? '', user_id: org.primary_owner_id ?? '', email: owner?.email ?? '' };
   }
 
   private async requireOrg(db: Kysely<Database> | Transaction<Database>, orgId: string): Promise<void> {
