@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { PlanCatalogue } from '../plans/catalogue.js';
 import { badRequest, conflict, notFound } from '../errors/app-error.js';
