@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const roots = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const flags = process.argv.slice(2).filter((a) => a.startsWith('-'));
@@ -19,9 +20,18 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// The tests that spawn opsctl processes run the compiled CLI, and the browser tests the built
+// dashboard: build what changed first (a no-op when nothing did), as `npm start` does.
+const build = spawnSync(process.execPath, [fileURLToPath(new globalThis.URL('build-if-stale.mjs', import.meta.url))], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...flags, ...files],
+  [
+    '--import', 'tsx', '--test', '--test-concurrency=2',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stderr',
+    ...flags, ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { opsctlArgs } from './test-support/test-process.js';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -16,7 +17,7 @@ const freePort = () =>
 
 async function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, opsctlArgs('serve'), {
     env: { ...process.env, ...env, OPS_HOST: '127.0.0.1', OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -42,7 +43,7 @@ test('a real server process: SIGTERM closes it cleanly (exit 0); its data and to
   }
   try {
     const first = await serve(env);
-    const init = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'init', '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    const init = spawnSync(process.execPath, opsctlArgs('init', '--json'), { env: { ...process.env, ...env }, encoding: 'utf8' });
     assert.equal(init.status, 0, init.stderr);
     const { token, org_id: orgId } = JSON.parse(init.stdout) as { token: string; org_id: string };
     const members = (url: string) => fetch(`${url}/v1/orgs/${orgId}/members`, { headers: { authorization: `Bearer ${token}` } });

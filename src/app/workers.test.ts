@@ -9,7 +9,7 @@ import { createContext } from './context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { Agent, fetch } from 'undici';
-import { exited, freePort } from '../test-support/test-process.js';
+import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
 
 test('serve --workers 2 on the embedded default: both workers serve everything, a dead worker is replaced, SIGTERM stops cleanly with the log loaded', { timeout: 120_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-workers-'));
@@ -24,7 +24,7 @@ test('serve --workers 2 on the embedded default: both workers serve everything, 
   await setup.close();
   const port = await freePort();
   let log = '';
-  const primary = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--workers', '2'], {
+  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
     env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'info', OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

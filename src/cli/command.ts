@@ -32,9 +32,14 @@ export interface Table {
   columns: Array<[header: string, cell: (row: Record<string, unknown>) => unknown]>;
 }
 
+/** What a command may say to the person besides its result (a warning on standard error). */
+export interface CommandIo {
+  err(text: string): void;
+}
+
 export interface Command extends CommandHelp {
   table?: Table;
-  run(ctx: AppContext, flags: Flags): Promise<object>;
+  run(ctx: AppContext, flags: Flags, io: CommandIo): Promise<object>;
 }
 
 /** A required string flag (main checks `required` first; this is the commands' own guard). */

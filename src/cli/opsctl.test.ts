@@ -8,6 +8,8 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { commands, extraCommands } from './commands.js';
 import { commandHelp, usageLine } from './help.js';
 import { png } from '../media/test-files.js';
+import { opsctlArgs } from '../test-support/test-process.js';
+import { runOpsctl } from './run.js';
 
 interface Run {
   code: number;
@@ -17,11 +19,18 @@ interface Run {
   stderr: string;
 }
 
-/**
- * Runs the real opsctl against the test server's stores, while the server runs (async: the
- * server shares this process's event loop). `env` adds or, with undefined, removes variables.
- */
-function opsctl(s: TestServer | { dataDir: string }, args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+/** The one JSON object a --json run printed, or an error naming what it printed instead. */
+function parsed(args: string[], stdout: string, stderr: string): Record<string, unknown> {
+  if (!args.includes('--json')) return {};
+  try {
+    return JSON.parse(stdout) as Record<string, unknown>;
+  } catch {
+    throw new Error(`opsctl ${args.join(' ')} printed something other than one JSON object: ${stdout}\n${stderr}`);
+  }
+}
+
+/** The environment opsctl runs with: the test server's data dir and database, then `env`'s changes. */
+function cliEnv(s: TestServer | { dataDir: string }, env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const full: NodeJS.ProcessEnv = { ...process.env, OPS_DATA_DIR: s.dataDir };
   delete full.OPS_DATABASE_URL;
   if ('server' in s && s.server.ctx.config.databaseUrl) full.OPS_DATABASE_URL = s.server.ctx.config.databaseUrl;
@@ -29,24 +38,40 @@ function opsctl(s: TestServer | { dataDir: string }, args: string[], env: Record
     if (value === undefined) delete full[name];
     else full[name] = value;
   }
+  return full;
+}
+
+/**
+ * Runs opsctl's commands against the test server's stores, while the server runs, in this process
+ * (runOpsctl, what bin/opsctl.js calls, with its output captured): a spawned process per command
+ * cost this file two minutes. The exit codes of the real process: opsctlProcess.
+ */
+async function opsctl(s: TestServer | { dataDir: string }, args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io = { out: (text: string) => (stdout += `${text}\n`), err: (text: string) => (stderr += `${text}\n`), env: cliEnv(s, env) };
+  const code = await runOpsctl(args, io).catch((error: unknown) => {
+    io.err(`opsctl: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  });
+  return { code, json: parsed(args, stdout, stderr), stdout, stderr };
+}
+
+/** The compiled `opsctl` as its own process: exit codes and output as a shell sees them. */
+function opsctlProcess(s: TestServer | { dataDir: string }, args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: full });
+    const child = spawn(process.execPath, opsctlArgs(...args), { env: cliEnv(s, env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => {
-      let json: Record<string, unknown> = {};
-      if (args.includes('--json')) {
-        try {
-          json = JSON.parse(stdout) as Record<string, unknown>;
-        } catch {
-          reject(new Error(`opsctl ${args.join(' ')} printed something other than one JSON object: ${stdout}\n${stderr}`));
-          return;
-        }
+      try {
+        resolve({ code: code ?? -1, json: parsed(args, stdout, stderr), stdout, stderr });
+      } catch (error) {
+        reject(error as Error);
       }
-      resolve({ code: code ?? -1, json, stdout, stderr });
     });
   });
 }
@@ -109,21 +134,24 @@ describe('opsctl, while the server runs', () => {
   });
 
   test('bad arguments: clear errors, exit codes 1 (refused) and 2 (command line), one JSON object', async () => {
-    const unknownPlan = await opsctl(s, ['org', 'create', '--name', 'x', '--plan', 'gold', '--owner-email', 'a@b.c', '--json']);
+    // Real processes (exit codes as a shell sees them), started together.
+    const [unknownPlan, unknownScope, foreignProject, badFlag, badBucket, badWorkers] = await Promise.all([
+      opsctlProcess(s, ['org', 'create', '--name', 'x', '--plan', 'gold', '--owner-email', 'a@b.c', '--json']),
+      opsctlProcess(s, ['token', 'create', '--org', s.tenants.a.orgId, '--project', s.tenants.a.projectId, '--scopes', 'media:fly', '--json']),
+      opsctlProcess(s, ['token', 'create', '--org', s.tenants.a.orgId, '--project', s.tenants.b.projectId, '--scopes', 'all', '--json']),
+      opsctlProcess(s, ['org', 'create', '--colour', 'red']),
+      // Configuration only a store can check (an s3:// URL's bucket) and a bad --workers: exit 2, naming it.
+      opsctlProcess(s, ['serve'], { OPS_PORT: '0', OPS_CDN_PORT: '0', OPS_BLOB_URL: 's3://Not_A_Bucket/media' }),
+      opsctlProcess(s, ['serve', '--workers', 'many']),
+    ]);
     assert.equal(unknownPlan.code, 1);
     assert.match(String((unknownPlan.json.error as { message: string }).message), /unknown plan "gold"/);
-    const unknownScope = await opsctl(s, ['token', 'create', '--org', s.tenants.a.orgId, '--project', s.tenants.a.projectId, '--scopes', 'media:fly', '--json']);
     assert.equal(unknownScope.code, 1);
-    const foreignProject = await opsctl(s, ['token', 'create', '--org', s.tenants.a.orgId, '--project', s.tenants.b.projectId, '--scopes', 'all', '--json']);
     assert.equal((foreignProject.json.error as { code: string }).code, 'not_found');
-    const badFlag = await opsctl(s, ['org', 'create', '--colour', 'red']);
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /Unknown option '--colour'/);
-    // Configuration only a store can check (an s3:// URL's bucket) and a bad --workers: exit 2, naming it.
-    const badBucket = await opsctl(s, ['serve'], { OPS_PORT: '0', OPS_CDN_PORT: '0', OPS_BLOB_URL: 's3://Not_A_Bucket/media' });
     assert.equal(badBucket.code, 2);
     assert.match(badBucket.stderr, /OPS_BLOB_URL: "Not_A_Bucket" is not a valid bucket name/);
-    const badWorkers = await opsctl(s, ['serve', '--workers', 'many']);
     assert.equal(badWorkers.code, 2);
     assert.match(badWorkers.stderr, /--workers must be a whole number from 1 to 256/);
   });
@@ -301,12 +329,12 @@ describe('opsctl, while the server runs', () => {
     // init needs an empty installation: a data directory of its own (embedded SQLite).
     const empty = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'opsctl-init-')) };
     try {
-      const init = await opsctl(empty, ['init', '--json']);
+      const init = await opsctlProcess(empty, ['init', '--json']);
       assert.equal(init.code, 0, init.stderr);
       assert.deepEqual(Object.keys(init.json).sort(), ['email', 'initialized', 'org_id', 'project_id', 'set_password_expires_at', 'set_password_url', 'token', 'token_id', 'user_id']);
       assert.equal(init.json.email, 'owner@localhost');
       assert.match(String(init.json.set_password_url), /^http:\/\/localhost:8080\/dashboard\/set-password#[A-Za-z0-9_-]{43}$/);
-      const [me, again] = await Promise.all([opsctl(empty, ['whoami', '--token', String(init.json.token), '--json']), opsctl(empty, ['init', '--json'])]);
+      const [me, again] = await Promise.all([opsctlProcess(empty, ['whoami', '--token', String(init.json.token), '--json']), opsctlProcess(empty, ['init', '--json'])]);
       assert.equal(me.json.token_id, init.json.token_id);
       assert.equal(me.json.org_id, init.json.org_id);
       assert.equal(again.json.initialized, false);

@@ -8,7 +8,7 @@ import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
-import { eventsNodeProcess, exited, freePort, serveProcess } from '../test-support/test-process.js';
+import { eventsNodeProcess, exited, freePort, serveProcess, opsctlArgs } from '../test-support/test-process.js';
 import { spawnSync } from 'node:child_process';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { freshS3Url, clearS3Prefix, s3SkipReason, testBlobUrl } from '../stores/blobs/s3-testing.js';
@@ -70,7 +70,7 @@ async function installation() {
     purge: () => {
       const url = new URL(blobUrl);
       url.searchParams.set('sweep_grace_s', '0');
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'purge', '--json'], {
+      const run = spawnSync(process.execPath, opsctlArgs('purge', '--json'), {
         env: { ...process.env, ...shared, OPS_DATA_DIR: dirs[2]!, OPS_BLOB_URL: url.toString(), OPS_EVENTS_URL: `http://127.0.0.1:${nodePort}`, OPS_LOG_LEVEL: 'warn' },
         encoding: 'utf8',
       });

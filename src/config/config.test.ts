@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadConfig } from './config.js';
 import { openBlobStore } from '../stores/blobs/blob-store.js';
+import { opsctlArgs } from '../test-support/test-process.js';
 
 test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores', () => {
   const config = loadConfig({});
@@ -96,7 +97,7 @@ test('features and CORS origins are comma lists', () => {
 });
 
 test('the process exits at start-up with a message naming a bad variable', () => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const result = spawnSync(process.execPath, opsctlArgs('serve'), {
     env: { ...process.env, OPS_PORT: 'eighty' },
     encoding: 'utf8',
     timeout: 30_000,

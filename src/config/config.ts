@@ -76,7 +76,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];

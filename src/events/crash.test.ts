@@ -7,7 +7,7 @@ import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
-import { freePort, serveProcess } from '../test-support/test-process.js';
+import { freePort, serveProcess, opsctlArgs } from '../test-support/test-process.js';
 
 /** How many times each event id answers the SOQL query `q`, over every page (POST /v1/query). */
 async function timesStored(port: number, token: string, q: string): Promise<Map<string, number>> {
@@ -164,7 +164,7 @@ test('SIGKILL in the middle of a start-up replay (mid-load, segments being delet
   // Longer waits only when a start-up took longer than the previous wait (a loaded machine).
   for (const delayMs of [2_000, 4_000, 8_000, 16_000, 32_000]) {
     const { spawn } = await import('node:child_process');
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    child = spawn(process.execPath, opsctlArgs('serve'), {
       env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'fatal', OPS_EVENTS_LOAD_BATCH: '1', OPS_EVENTS_SEGMENT_BYTES: '65536' },
       stdio: 'ignore',
     });

@@ -9,6 +9,7 @@ import { createLogger } from '../app/logger.js';
 import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
+import { opsctlArgs } from '../test-support/test-process.js';
 
 const day = 86_400_000;
 
@@ -48,7 +49,7 @@ describe('retention', () => {
   test('opsctl purge while the server runs goes through the admin socket', async () => {
     await s.request('POST', '/datasets/viacli/ingest', { json: [{ ts: s.server.ctx.clock.now() - 60 * day }] });
     // Asynchronous: the server under test lives in this process and must keep answering.
-    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'purge', '--json'], {
+    const run = await promisify(execFile)(process.execPath, opsctlArgs('purge', '--json'), {
       env: {
         ...process.env,
         OPS_DATA_DIR: s.dataDir,

@@ -13,12 +13,12 @@ export const mediaCommands: Command[] = [
     summary:
       'Bring a soft-deleted file back within its recovery window; prints the File, its url under OPS_CDN_URL (default http://localhost:OPS_CDN_PORT).',
     options: { id: { type: 'string', value: 'FILE_ID', required: true, description: 'file id (f_…) of a file deleted less than the window ago' } },
-    async run(ctx, flags) {
+    async run(ctx, flags, io) {
       const id = flags.id;
       if (typeof id !== 'string' || !/^f_[0-9A-Z]{26}$/.test(id)) throw badRequest('--id must be a file id (f_ + ULID)');
       // The server uses the port it bound when the address is unset; opsctl cannot know that port.
       if (!ctx.config.cdnUrl) {
-        console.error('opsctl: warning: OPS_CDN_PORT is 0 and OPS_CDN_URL is unset: the url printed is relative to the delivery address; set OPS_CDN_URL to the address files are delivered from');
+        io.err('opsctl: warning: OPS_CDN_PORT is 0 and OPS_CDN_URL is unset: the url printed is relative to the delivery address; set OPS_CDN_URL to the address files are delivered from');
       }
       // Loaded here: every other opsctl command starts faster without the media modules.
       const { openMedia } = await import('./capability.js');

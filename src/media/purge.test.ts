@@ -49,21 +49,21 @@ describe('soft delete window, purge and restore', () => {
     assert.equal((await status(kept.url)), 200);
     assert.equal(await used(), before - file.size);
     assert.equal((await blobFiles(s)).blobs.length, 1);
-    assert.equal((await restore.run(opsctl(), { id: file.id }).catch((e: { code: string }) => e.code)), 'not_found');
+    assert.equal((await restore.run(opsctl(), { id: file.id }, { err: () => {} }).catch((e: { code: string }) => e.code)), 'not_found');
   });
 
   test('opsctl media restore brings a soft-deleted file back inside the window', async () => {
     const file = await upload();
     await s.request('DELETE', `/media/${file.id}`);
     assert.equal((await s.request('GET', `/media/${file.id}`)).status, 404);
-    const restored = (await restore.run(opsctl(), { id: file.id })) as { id: string; url: string };
+    const restored = (await restore.run(opsctl(), { id: file.id }, { err: () => {} })) as { id: string; url: string };
     assert.deepEqual([restored.id, restored.url], [file.id, file.url]);
     assert.equal((await s.request('GET', `/media/${file.id}`)).status, 200);
     s.clock.advance(31 * day);
     await purge();
     assert.equal((await status(file.url)), 200, 'a restored file is not purged');
-    await assert.rejects(restore.run(opsctl(), { id: file.id }), { code: 'not_found' });
-    await assert.rejects(restore.run(opsctl(), { id: 'nope' }), { code: 'bad_request' });
+    await assert.rejects(restore.run(opsctl(), { id: file.id }, { err: () => {} }), { code: 'not_found' });
+    await assert.rejects(restore.run(opsctl(), { id: 'nope' }, { err: () => {} }), { code: 'bad_request' });
   });
 
   test("the blob store's sweep keeps what a record (soft-deleted too) or an upload in flight knows, and only that", async () => {

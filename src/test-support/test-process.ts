@@ -1,5 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+// @ts-expect-error a plain .mjs module shared with `npm start` and `npm test` (no types)
+import { compiledCli, serverDistStale } from '../../scripts/server-dist-stale.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+let checkedCli: string | undefined;
+
+/**
+ * The arguments that run `opsctl <args>` from the compiled CLI (dist/, which `npm test` builds
+ * when src/ changed): a spawned process starts on a third of the CPU it needs through tsx, and
+ * runs what `npm start` runs. A stale dist/ is an error, never a silent test of old code.
+ */
+export function opsctlArgs(...args: string[]): string[] {
+  if (!checkedCli) {
+    if ((serverDistStale as (root: string) => boolean)(repoRoot)) throw new Error('dist/ is older than src/: `npm test` compiles it first; run `npm run build` when starting a test file by hand');
+    checkedCli = (compiledCli as (root: string) => string)(repoRoot);
+  }
+  return [checkedCli, ...args];
+}
 
 /** A free TCP port on loopback (tests and bench/ alike). */
 export const freePort = () =>
@@ -13,14 +33,14 @@ export const freePort = () =>
   });
 
 /**
- * `opsctl serve` from source as its own process (for tests that kill it), answering /readyz
+ * `opsctl serve` (compiled) as its own process (for tests that kill it), answering /readyz
  * on `port` before this resolves. A child that exits before it answers is started again (up to
  * three times) with another delivery port: a port found free may be taken by another test's
  * listener before the child binds it (EADDRINUSE).
  */
 export async function serveProcess(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   for (let attempt = 1; ; attempt++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const child = spawn(process.execPath, opsctlArgs('serve'), {
       env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -39,11 +59,11 @@ export async function serveProcess(dataDir: string, port: number, env: Record<st
 }
 
 /**
- * `opsctl events-node` from source as its own process, listening on `port` (its OPS_EVENTS_URL
+ * `opsctl events-node` (compiled) as its own process, listening on `port` (its OPS_EVENTS_URL
  * is http://127.0.0.1:PORT) before this resolves.
  */
 export async function eventsNodeProcess(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'events-node'], {
+  const child = spawn(process.execPath, opsctlArgs('events-node'), {
     env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_EVENTS_NODE_PORT: String(port), OPS_EVENTS_NODE_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
