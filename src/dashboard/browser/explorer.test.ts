@@ -6,16 +6,29 @@ import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, wi
 
 const minute = 60_000;
 
-/** Runs `q` in the editor with Ctrl+Enter and waits for its answer and histogram to be shown. */
-async function runQuery(page: Page, q: string): Promise<void> {
+/** The editor's text (the placeholder shows when it is empty). */
+async function editorText(page: Page): Promise<string> {
+  return page.getByTestId('soql-input').evaluate((el) => (el.querySelector('.cm-placeholder') ? '' : (el.textContent ?? '')));
+}
+
+/** Empties the editor as a person does: click, select all, delete. */
+async function clearEditor(page: Page): Promise<void> {
   const editor = page.getByTestId('soql-input');
-  // Typed as keystrokes and text input: Playwright's fill() edits with execCommand, which makes
-  // Chromium write style attributes (blocked by the CSP) that typing never makes.
   await editor.click();
   await editor.press('Control+a');
   await editor.press('Backspace');
-  if (q) await page.keyboard.insertText(q);
-  await editor.press('Control+Enter');
+}
+
+/**
+ * Types `q` into the editor key by key (at machine speed unless `delay` is given, in ms a key),
+ * checks the editor holds exactly that, runs it with Ctrl+Enter and waits for its answer and
+ * histogram. Never in one step (fill, insertText): that hid keystrokes the editor lost.
+ */
+async function runQuery(page: Page, q: string, delay = 0): Promise<void> {
+  await clearEditor(page);
+  await page.keyboard.type(q, { delay });
+  assert.equal(await editorText(page), q, `typed at ${delay} ms a key`);
+  await page.getByTestId('soql-input').press('Control+Enter');
   await settled(page, q);
 }
 
@@ -87,7 +100,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.ok(shown > 0 && shown < severities.length, `${shown} of ${severities.length} in the last 15 minutes`);
     await page.reload();
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'dataset:game AND severity >= warn');
+    assert.equal(await editorText(page), 'dataset:game AND severity >= warn');
     assert.equal(await page.getByLabel('Time range', { exact: true }).inputValue(), '15m');
     assert.equal(await rowCount(page), shown);
     // Back returns to the previous query and range.
@@ -96,6 +109,36 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.equal(await page.getByLabel('Time range', { exact: true }).inputValue(), '1h');
     assert.equal(await rowCount(page), severities.length);
     await d.screenshot(page, 'explorer-events');
+    assert.deepEqual(unexpected(problems), []);
+    await context.close();
+  });
+
+  test('typing key by key at 0, 20 and 60 ms a key keeps every character where it was typed, and runs exactly that', async () => {
+    const { context, page, problems } = await d.context();
+    await d.signIn(page, 'explorer-owner@example.com');
+    await settled(page);
+    const issue = 'severity >= warn AND payload.map:dust';
+    const matching = 'severity >= warn AND payload.region:us-east-1';
+    const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => (i % 10 === 0 || i % 4 === 0) && i % 2 === 0).length;
+    for (const delay of [0, 20, 60]) {
+      // Typing starts at once, while the page still renders the last answer (as a person might).
+      await runQuery(page, issue, delay);
+      assert.equal(new URL(page.url()).searchParams.get('q'), issue);
+      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${issue})`);
+      assert.equal(await rowCount(page), 0);
+      await runQuery(page, matching, delay);
+      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${matching})`);
+      assert.equal(await rowCount(page), expected);
+    }
+    // Typing on after Ctrl+Enter, while that query runs: the run does not take the new keys back.
+    await clearEditor(page);
+    await page.keyboard.type('severity >= warn');
+    await page.getByTestId('soql-input').press('Control+Enter');
+    await page.keyboard.type(' AND source:srv-1');
+    await settled(page, 'severity >= warn');
+    assert.equal(await editorText(page), 'severity >= warn AND source:srv-1');
+    await page.getByTestId('soql-input').press('Control+Enter');
+    await settled(page, 'severity >= warn AND source:srv-1');
     assert.deepEqual(unexpected(problems), []);
     await context.close();
   });
@@ -144,7 +187,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.locator('[data-testid=events] .event').first().getByRole('button', { name: 'srv-0' }).click();
     await page.waitForURL(/q=source%3Asrv-0/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0');
+    assert.equal(await editorText(page), 'source:srv-0');
     const sources = await page.locator('[data-testid=events] .event .source').allTextContents();
     assert.equal(sources.length, 50);
     assert.ok(sources.every((s) => s === 'srv-0'));
@@ -159,7 +202,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await json.getByRole('button', { name: '"say \\"hi\\" \\\\ bye"' }).click();
     await page.waitForURL(/odd\+key|odd%20key/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0 AND payload.`odd key`:"say \\"hi\\" \\\\ bye"');
+    assert.equal(await editorText(page), 'source:srv-0 AND payload.`odd key`:"say \\"hi\\" \\\\ bye"');
     assert.equal(await rowCount(page), 1);
     assert.equal(await page.locator('[data-testid=events] .message').textContent(), 'event number 0');
     // A number and a nested key from the JSON.
@@ -167,14 +210,14 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.getByTestId('event-json').getByRole('button', { name: '"map-0"' }).click();
     await page.waitForURL(/nested.map/);
     await settled(page);
-    assert.match((await page.getByTestId('soql-input').textContent()) ?? '', / AND payload\.nested\.map:map-0$/);
+    assert.match(await editorText(page), / AND payload\.nested\.map:map-0$/);
     assert.equal(await rowCount(page), 1);
     // An OR query is wrapped before a filter is added.
     await runQuery(page, 'actor:player-1 OR actor:player-2');
     await page.locator('[data-testid=events]').getByRole('button', { name: 'match.start' }).first().click();
     await page.waitForURL(/match.start/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), '(actor:player-1 OR actor:player-2) AND event:match.start');
+    assert.equal(await editorText(page), '(actor:player-1 OR actor:player-2) AND event:match.start');
     const events = await page.locator('[data-testid=events] .event .event-name').allTextContents();
     assert.ok(events.length > 0 && events.every((e) => e === 'match.start'));
     assert.deepEqual(unexpected(problems), []);
@@ -244,7 +287,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await table.getByRole('button', { name: 'srv-1' }).click();
     await page.waitForURL(/srv-1/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'dataset:game AND source:srv-1 group by source');
+    assert.equal(await editorText(page), 'dataset:game AND source:srv-1 group by source');
     assert.deepEqual(await page.getByTestId('aggregate-table').locator('tbody tr').allTextContents(), ['srv-150']);
     await runQuery(page, 'stats count(), avg(payload.ping) by payload.region');
     const stats = page.getByTestId('aggregate-table');

@@ -102,7 +102,16 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   const range = useMemo(() => rangeFromParams(props.route.query), [props.route.query.get('range'), props.route.query.get('from'), props.route.query.get('to')]);
   const rKey = rangeKey(range);
 
+  /** The editor's text as typed (reported by the editor; it may differ from the URL's `q` until run). */
   const [draft, setDraft] = useState(q);
+  /** A text pushed into the editor from outside: a new object for each push (editor.tsx). */
+  const [external, setExternal] = useState(() => ({ text: q }));
+  /** The query this page last navigated to itself (a run, a filter): not pushed back into the editor. */
+  const navigatedTo = useRef(q);
+  const setText = useCallback((text: string) => {
+    setDraft(text);
+    setExternal({ text });
+  }, []);
   const [nonce, setNonce] = useState(0);
   const [live, setLive] = useState(false);
   const [run, setRun] = useState<Run | undefined>();
@@ -113,13 +122,22 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   /** The run whose query and histogram have both answered (tests and the bench wait for it). */
   const [answered, setAnswered] = useState(0);
 
-  // The URL's query becomes the editor's text (reload, back and forward, click-to-filter).
-  useEffect(() => setDraft(q), [q]);
+  // A query the URL got from elsewhere (back and forward) becomes the editor's text; one this
+  // page ran is the editor's text already, or an older one if typing went on since.
+  // (An effect runs after paint: one left behind by a newer render does nothing.)
+  const latestQ = useRef(q);
+  latestQ.current = q;
+  useEffect(() => {
+    if (q !== latestQ.current || q === navigatedTo.current) return;
+    navigatedTo.current = q;
+    setText(q);
+  }, [q]);
 
   /** Runs (q, range): a new URL entry, or the same one again. */
   const go = useCallback(
     (nextQ: string, nextRange: TimeRange) => {
       const url = urlFor(nextQ, nextRange);
+      navigatedTo.current = nextQ;
       if (nextQ === q && rangeKey(nextRange) === rKey) setNonce((n) => n + 1);
       else navigate(url);
     },
@@ -176,10 +194,10 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   const onFilter = useCallback(
     (clause: string) => {
       const next = addFilter(q, clause);
-      setDraft(next);
+      setText(next);
       go(next, range);
     },
-    [q, range, go],
+    [q, range, go, setText],
   );
   const onToggle = useCallback((id: string) => {
     setExpanded((prev) => {
@@ -199,7 +217,7 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
     setLive(!live);
   };
 
-  const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message } : null;
+  const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message, text: queryError.q } : null;
   const answer = run?.q === q ? run.answer : undefined;
   const seed = answer?.kind === 'events' ? answer.events : [];
 
@@ -218,7 +236,7 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             Query <span class="muted small">(SOQL; Ctrl+Enter or ⌘+Enter runs it)</span>
           </span>
           <div class="query-input">
-            <SoqlEditor value={draft} onChange={setDraft} onRun={() => go(draft, range)} error={editorError} label="SOQL query" />
+            <SoqlEditor external={external} onChange={setDraft} onRun={(text) => go(text, range)} error={editorError} label="SOQL query" />
             <button type="submit" class="primary" data-testid="run">
               Run
             </button>
