@@ -92,6 +92,29 @@ describe('dashboard sign-in and sessions', () => {
     assert.equal((await b.request('GET', '/dashboard/session')).status, 401);
   });
 
+  test('the app\'s session check answers null when nobody is signed in (no 401), and clears a stale cookie', async () => {
+    const b = new Browser(s);
+    const nobody = await b.request('GET', '/dashboard/session/current');
+    assert.equal(nobody.status, 200);
+    assert.deepEqual(nobody.body, { session: null });
+    assert.equal(nobody.headers.get('cache-control'), 'no-store');
+    assert.equal(nobody.headers.getSetCookie().length, 0);
+    const userId = await member(s, 'current@example.com', 'Developer');
+    assert.equal((await b.signIn('current@example.com')).status, 200);
+    const cookie = b.cookie;
+    const current = await b.request('GET', '/dashboard/session/current');
+    assert.equal(current.status, 200);
+    assert.deepEqual(current.body.session, (await b.request('GET', '/dashboard/session')).body);
+    assert.equal(current.body.session.user.id, userId);
+    assert.equal((await b.request('DELETE', '/dashboard/session')).status, 200);
+    const stale = new Browser(s);
+    stale.cookie = cookie;
+    const ended = await stale.request('GET', '/dashboard/session/current');
+    assert.equal(ended.status, 200);
+    assert.deepEqual(ended.body, { session: null });
+    assert.match(stale.lastSetCookie!, /^ops_session=; .*Max-Age=0/);
+  });
+
   test("a Viewer's token reads but cannot write; a role change applies to tokens issued after it", async () => {
     const userId = await member(s, 'viewer@example.com', 'Viewer');
     const b = new Browser(s);

@@ -153,6 +153,20 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
     async (request) => service.describe(session(request)),
   );
 
+  // Who is signed in, for the app's first look: 200 with null when nobody is (not a 401, which
+  // browsers log as a failed resource on every visit to sign-in). A stale cookie is cleared.
+  app.get('/dashboard/session/current', { schema: { hide: true, response: { 200: Type.Object({ session: Type.Union([SessionInfo, Type.Null()]) }) } } }, async (request, reply) => {
+    let row: SessionRow;
+    try {
+      row = await service.authenticate(readCookie(request.headers.cookie, sessionCookie));
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'unauthorized')) throw error;
+      if (request.headers.cookie?.includes(`${sessionCookie}=`)) reply.header('Set-Cookie', clearedSessionCookie(secure));
+      return { session: null };
+    }
+    return { session: await service.describe(row) };
+  });
+
   app.delete('/dashboard/session', { config: { dashboardSession: true }, schema: { hide: true, response: { 200: Ok } } }, async (request, reply) => {
     await service.signOut(session(request));
     reply.header('Set-Cookie', clearedSessionCookie(secure));

@@ -45,7 +45,8 @@ export function App(): JSX.Element {
 
   const load = useCallback(async (wanted?: Target) => {
     try {
-      const info: SessionInfo = await dashboardApi.session();
+      const info: SessionInfo | null = await dashboardApi.currentSession();
+      if (!info) return setPhase({ kind: 'signed-out' });
       const target = wanted ?? initialTarget(info);
       const membership = info.memberships.find((m) => m.org_id === target?.org_id);
       if (!target || !membership) return setPhase({ kind: 'error', error: new Error('you are not a member of any organisation with a project') });
