@@ -130,6 +130,20 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
     },
   );
 
+  // Whom a set-password link is for (its page names the e-mail); the link is not used. The
+  // token travels in the body, like the fragment it came from: never in a URL the logs keep.
+  app.post(
+    '/dashboard/password/link',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ link_token: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: Type.Object({ email: Type.Union([Type.String(), Type.Null()]) }) },
+      },
+    },
+    async (request) => ({ email: (await service.passwordLinkEmail(request.body.link_token)) ?? null }),
+  );
+
   app.post(
     '/dashboard/session',
     {

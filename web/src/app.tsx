@@ -71,7 +71,18 @@ export function App(): JSX.Element {
     void load();
   }, [route.path]);
 
-  if (route.path === '/set-password') return <SetPassword />;
+  if (route.path === '/set-password') {
+    return (
+      <SetPassword
+        onSignedIn={() => {
+          // It has navigated on (to the explorer): the session is looked up once, here.
+          started.current = true;
+          setPhase({ kind: 'loading' });
+          void load();
+        }}
+      />
+    );
+  }
   if (phase.kind === 'loading') return <Loading what="the dashboard" />;
   if (phase.kind === 'signed-out') {
     if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(route.path)}`);

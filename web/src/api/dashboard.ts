@@ -51,4 +51,6 @@ export const dashboardApi = {
   setPreferences: (target: Target) => call<{ preferences: Target }>('PUT', '/dashboard/session/preferences', target),
   token: (target: Target) => call<SessionToken>('POST', '/dashboard/session/token', target),
   setPassword: (link_token: string, password: string) => call<{ ok: true }>('POST', '/dashboard/password', { link_token, password }),
+  /** The e-mail address a set-password link is for; null when the link is unknown, used or expired. */
+  passwordLinkEmail: async (link_token: string) => (await call<{ email: string | null }>('POST', '/dashboard/password/link', { link_token })).email,
 };
