@@ -230,6 +230,36 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await settled(page);
     await page.getByTestId('histogram').locator('canvas').waitFor();
     assert.match((await page.getByTestId('histogram-total').textContent()) ?? '', /^150 events · bars of 30s/);
+    // The legend: each severity's count over the range, away from the bars…
+    const legend = () =>
+      page
+        .getByTestId('histogram')
+        .locator('.u-legend .u-series')
+        .evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.querySelector('.u-label')?.textContent ?? '', r.querySelector('.u-value')?.textContent ?? ''])));
+    const severityOf = (i: number) => (i % 10 === 0 ? 'error' : i % 4 === 0 ? 'warn' : 'info');
+    const countsIn = (from: number, to: number) => {
+      const counts: Record<string, string> = { fatal: '0', error: '0', warn: '0', info: '0', debug: '0' };
+      for (let i = 0; i < 150; i++) {
+        const ts = now - 30_000 - i * 20_000;
+        if (ts >= from && ts < to) counts[severityOf(i)] = String(Number(counts[severityOf(i)]) + 1);
+      }
+      return counts;
+    };
+    assert.deepEqual(await legend(), { bar: 'whole range', ...countsIn(0, Infinity) });
+    assert.deepEqual(countsIn(0, Infinity), { fatal: '0', error: '15', warn: '30', info: '105', debug: '0' });
+    // …and the bar's under the cursor, with its start (local time).
+    const plot = (await page.getByTestId('histogram').locator('.u-over').boundingBox())!;
+    await page.mouse.move(plot.x + plot.width * 0.6, plot.y + plot.height / 2);
+    await page.waitForFunction(() => document.querySelector('[data-testid=histogram] .u-legend .u-series .u-value')?.textContent !== 'whole range');
+    const hovered = await legend();
+    const start = new Date(hovered.bar!.replace(' ', 'T')).getTime();
+    assert.ok(Math.abs(start - (now - 0.4 * 3_600_000)) < 2 * minute, `bar at ${hovered.bar}`);
+    const { bar: _bar, ...values } = hovered;
+    assert.deepEqual(values, countsIn(start, start + 30_000));
+    assert.ok(Object.values(values).some((v) => v !== '0'), 'a bar with events');
+    await page.mouse.move(plot.x + plot.width / 2, plot.y + plot.height + 200);
+    await page.waitForFunction(() => document.querySelector('[data-testid=histogram] .u-legend .u-series .u-value')?.textContent === 'whole range');
+    assert.deepEqual(await legend(), { bar: 'whole range', ...countsIn(0, Infinity) });
     // The histogram's query: the range, the filter, count by severity and bin.
     await runQuery(page, 'severity >= info');
     const over = page.getByTestId('histogram').locator('.u-over');
