@@ -15,7 +15,8 @@ import { SoqlEditor } from './explorer/editor';
 import { EventsTable, type ApiEvent } from './explorer/events-table';
 import { Histogram, type HistogramData } from './explorer/histogram';
 import { LiveView } from './explorer/live-view';
-import { addFilter, binWidth, boundsText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
+import { type Vocabulary } from './explorer/soql-complete';
+import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
 import { TimeRangePicker } from './explorer/time-range';
 import './explorer/explorer.css';
 
@@ -51,6 +52,26 @@ function toAnswer(body: unknown): Answer {
 }
 
 const postQuery = (q: string, cursor?: string) => data(api.POST('/v1/query', { body: cursor ? { q, cursor } : { q } }));
+
+/** Payload keys (up to 200, as SOQL writes them) and datasets of the events shown: the editor offers them. */
+function vocabularyOf(events: readonly ApiEvent[]): Vocabulary {
+  const keys = new Set<string>();
+  const datasets = new Set<string>();
+  const walk = (value: unknown, path: string[], depth: number) => {
+    if (keys.size >= 200 || depth > 4) return;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      const text = fieldText(['payload', ...path]);
+      if (text) keys.add(text);
+      return;
+    }
+    for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key], depth + 1);
+  };
+  for (const event of events) {
+    datasets.add(event.dataset);
+    if (event.payload && typeof event.payload === 'object') for (const [key, inner] of Object.entries(event.payload)) walk(inner, [key], 1);
+  }
+  return { payloadKeys: [...keys].sort(), datasets: [...datasets].sort() };
+}
 
 function rangeKey(range: TimeRange): string {
   return new URLSearchParams(rangeParams(range)).toString();
@@ -220,6 +241,10 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message, text: queryError.q } : null;
   const answer = run?.q === q ? run.answer : undefined;
   const seed = answer?.kind === 'events' ? answer.events : [];
+  // (A group by or stats answer keeps the last events' words.)
+  const lastVocabulary = useRef<Vocabulary | undefined>(undefined);
+  const vocabulary = useMemo(() => (answer?.kind === 'events' ? vocabularyOf(answer.events) : undefined), [answer]) ?? lastVocabulary.current;
+  lastVocabulary.current = vocabulary;
 
   return (
     <section class="explorer">
@@ -236,7 +261,7 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             Query <span class="muted small">(SOQL; Ctrl+Enter or ⌘+Enter runs it)</span>
           </span>
           <div class="query-input">
-            <SoqlEditor external={external} onChange={setDraft} onRun={(text) => go(text, range)} error={editorError} label="SOQL query" />
+            <SoqlEditor external={external} onChange={setDraft} onRun={(text) => go(text, range)} error={editorError} label="SOQL query" vocabulary={vocabulary} />
             <button type="submit" class="primary" data-testid="run">
               Run
             </button>

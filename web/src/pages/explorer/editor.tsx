@@ -1,5 +1,6 @@
-// The SOQL editor: CodeMirror 6 with SOQL highlighting, Ctrl/Cmd+Enter to run, and the API's
-// parse error underlined at its position (a mark decoration, cleared by the next edit).
+// The SOQL editor: CodeMirror 6 with SOQL highlighting, completions (soql-complete.ts),
+// Ctrl/Cmd+Enter to run, and the API's parse error underlined at its position (a mark
+// decoration, cleared by the next edit).
 // It lives in a shadow root: there CodeMirror adds its styles as constructed style sheets,
 // which the dashboard's CSP (`default-src 'self'`, no inline styles) allows; in the document it
 // would add a <style> element, which the CSP blocks. Our own editor styles join them the same way.
@@ -8,6 +9,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { Annotation, EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
 import { Decoration, EditorView, keymap, placeholder, type DecorationSet } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { soqlCompletion, type Vocabulary } from './soql-complete';
 import { soqlHighlighting, soqlLanguage } from './soql-language';
 import editorCss from './editor.css?inline';
 
@@ -55,6 +57,7 @@ const errorField = StateField.define<{ marks: DecorationSet; message: string }>(
 });
 
 let sheet: CSSStyleSheet | undefined;
+const noVocabulary: Vocabulary = { payloadKeys: [], datasets: [] };
 
 /**
  * The editor owns its text: typing changes CodeMirror's document, which is reported through
@@ -73,6 +76,8 @@ export function SoqlEditor(props: {
   /** The parse error of the query `text`, shown while the editor holds that text, or null. */
   error: (EditorError & { text: string }) | null;
   label: string;
+  /** Payload keys and datasets to offer as completions (those of the events shown). */
+  vocabulary?: Vocabulary;
 }): JSX.Element {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | undefined>(undefined);
@@ -91,6 +96,7 @@ export function SoqlEditor(props: {
       ]),
       soqlLanguage,
       soqlHighlighting,
+      soqlCompletion(() => latest.current.vocabulary ?? noVocabulary),
       errorField,
       EditorView.lineWrapping,
       placeholder('severity >= warn AND source:eu*   (empty: every event)'),
