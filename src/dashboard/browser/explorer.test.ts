@@ -225,6 +225,13 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await editor.press('Control+Enter');
     await settled(page, 'stats count() by source');
     await page.getByTestId('aggregate-table').waitFor();
+    // Typing over a selection (select all, type the next query), which Chromium alone would do
+    // with a style attribute the CSP refuses.
+    await editor.press('Control+a');
+    await page.keyboard.type('severity >= warn', { delay: 20 });
+    assert.equal(await editorText(page), 'severity >= warn');
+    await editor.press('Control+Enter');
+    await settled(page, 'severity >= warn');
     // No inline style, no error, from the first load on (the sign-in page's included).
     assert.deepEqual(problems, []);
     await context.close();

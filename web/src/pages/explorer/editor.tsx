@@ -56,6 +56,22 @@ const errorField = StateField.define<{ marks: DecorationSet; message: string }>(
   ],
 });
 
+/**
+ * Typing over a selection is done here, not by the browser. Chromium, replacing a selection
+ * that spans several highlighted tokens, keeps the deleted text's look for what is typed by
+ * writing a style attribute on a new span ("typing style"): the CSP refuses it and logs
+ * "Applying inline style violates … default-src 'self'". Cancelling that `beforeinput` and
+ * making the same change as a transaction leaves the DOM to CodeMirror.
+ */
+const typeOverSelection = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    if (event.inputType !== 'insertText' || !event.data || view.composing || view.state.selection.ranges.every((r) => r.empty)) return false;
+    event.preventDefault();
+    view.dispatch(view.state.replaceSelection(event.data), { userEvent: 'input.type', scrollIntoView: true });
+    return true;
+  },
+});
+
 let sheet: CSSStyleSheet | undefined;
 const noVocabulary: Vocabulary = { payloadKeys: [], datasets: [] };
 
@@ -97,6 +113,7 @@ export function SoqlEditor(props: {
       soqlLanguage,
       soqlHighlighting,
       soqlCompletion(() => latest.current.vocabulary ?? noVocabulary),
+      typeOverSelection,
       errorField,
       EditorView.lineWrapping,
       placeholder('severity >= warn AND source:eu*   (empty: every event)'),
