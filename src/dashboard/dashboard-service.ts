@@ -104,6 +104,15 @@ export class DashboardService {
     return this.store.userByEmail(email);
   }
 
+  /**
+   * Whom a link is for, so its page can name the e-mail to sign in with: the address while the
+   * link is usable, else undefined (unknown, used and expired alike). The link stays usable;
+   * whoever holds it may set that user's password anyway, so the address tells them nothing more.
+   */
+  async passwordLinkEmail(linkToken: string): Promise<string | undefined> {
+    return this.store.linkEmail(sha256(linkToken), iso(this.now()));
+  }
+
   /** Sets the password from a link (single use); the user's sessions end. */
   async setPassword(linkToken: string, password: string): Promise<{ user_id: string }> {
     checkPassword(password);

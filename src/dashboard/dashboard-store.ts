@@ -53,6 +53,19 @@ export class DashboardStore {
     });
   }
 
+  /** The e-mail address of a link's user while the link is usable (unused, unexpired); it stays usable. */
+  async linkEmail(linkHash: string, now: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('password_links as l')
+      .innerJoin('users as u', 'u.id', 'l.user_id')
+      .select('u.email')
+      .where('l.link_hash', '=', linkHash)
+      .where('l.used_at', 'is', null)
+      .where('l.expires_at', '>', now)
+      .executeTakeFirst();
+    return row?.email;
+  }
+
   /**
    * Uses a link (single use, checked and marked in one statement: two requests with the same
    * link cannot both pass), sets the password and ends the user's sessions, in one

@@ -92,6 +92,60 @@ describe('dashboard sign-in and sessions', () => {
     assert.equal((await b.request('GET', '/dashboard/session')).status, 401);
   });
 
+  test('a set-password link names its e-mail without being used, and nothing for a link that cannot be used', async () => {
+    const { user_id } = await s.server.ctx.orgs.addMember({ orgId: s.tenants.a.orgId, email: 'Named@Example.com', role: 'Viewer' });
+    const service = dashboardService(s.server.ctx);
+    const { link_token } = await service.issuePasswordLink(user_id);
+    const b = new Browser(s);
+    const named = await b.request('POST', '/dashboard/password/link', { link_token });
+    assert.equal(named.status, 200, named.text);
+    assert.deepEqual(named.body, { email: 'named@example.com' });
+    assert.equal(named.headers.get('cache-control'), 'no-store');
+    // Asked again: the link is still usable, and sets the password once.
+    assert.deepEqual((await b.request('POST', '/dashboard/password/link', { link_token })).body, { email: 'named@example.com' });
+    assert.equal((await b.request('POST', '/dashboard/password', { link_token, password })).status, 200);
+    // Used, unknown, replaced by a newer one or expired: the same answer, naming no one.
+    const used = await b.request('POST', '/dashboard/password/link', { link_token });
+    assert.equal(used.status, 200);
+    assert.deepEqual(used.body, { email: null });
+    assert.deepEqual((await b.request('POST', '/dashboard/password/link', { link_token: 'x'.repeat(43) })).body, { email: null });
+    const older = await service.issuePasswordLink(user_id);
+    const newer = await service.issuePasswordLink(user_id);
+    assert.deepEqual((await b.request('POST', '/dashboard/password/link', { link_token: older.link_token })).body, { email: null });
+    s.clock.advance(25 * hour);
+    try {
+      assert.deepEqual((await b.request('POST', '/dashboard/password/link', { link_token: newer.link_token })).body, { email: null });
+    } finally {
+      s.clock.advance(-25 * hour);
+    }
+    // An unsafe method like the rest: a foreign page cannot ask.
+    assert.equal((await new Browser(s, 'https://evil.example').request('POST', '/dashboard/password/link', { link_token: newer.link_token })).status, 403);
+    assert.equal((await b.request('POST', '/dashboard/password/link', {})).status, 400);
+  });
+
+  test('the app\'s session check answers null when nobody is signed in (no 401), and clears a stale cookie', async () => {
+    const b = new Browser(s);
+    const nobody = await b.request('GET', '/dashboard/session/current');
+    assert.equal(nobody.status, 200);
+    assert.deepEqual(nobody.body, { session: null });
+    assert.equal(nobody.headers.get('cache-control'), 'no-store');
+    assert.equal(nobody.headers.getSetCookie().length, 0);
+    const userId = await member(s, 'current@example.com', 'Developer');
+    assert.equal((await b.signIn('current@example.com')).status, 200);
+    const cookie = b.cookie;
+    const current = await b.request('GET', '/dashboard/session/current');
+    assert.equal(current.status, 200);
+    assert.deepEqual(current.body.session, (await b.request('GET', '/dashboard/session')).body);
+    assert.equal(current.body.session.user.id, userId);
+    assert.equal((await b.request('DELETE', '/dashboard/session')).status, 200);
+    const stale = new Browser(s);
+    stale.cookie = cookie;
+    const ended = await stale.request('GET', '/dashboard/session/current');
+    assert.equal(ended.status, 200);
+    assert.deepEqual(ended.body, { session: null });
+    assert.match(stale.lastSetCookie!, /^ops_session=; .*Max-Age=0/);
+  });
+
   test("a Viewer's token reads but cannot write; a role change applies to tokens issued after it", async () => {
     const userId = await member(s, 'viewer@example.com', 'Viewer');
     const b = new Browser(s);

@@ -130,6 +130,20 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
     },
   );
 
+  // Whom a set-password link is for (its page names the e-mail); the link is not used. The
+  // token travels in the body, like the fragment it came from: never in a URL the logs keep.
+  app.post(
+    '/dashboard/password/link',
+    {
+      schema: {
+        hide: true,
+        body: Type.Object({ link_token: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: Type.Object({ email: Type.Union([Type.String(), Type.Null()]) }) },
+      },
+    },
+    async (request) => ({ email: (await service.passwordLinkEmail(request.body.link_token)) ?? null }),
+  );
+
   app.post(
     '/dashboard/session',
     {
@@ -152,6 +166,20 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
     { config: { dashboardSession: true }, schema: { hide: true, response: { 200: SessionInfo } } },
     async (request) => service.describe(session(request)),
   );
+
+  // Who is signed in, for the app's first look: 200 with null when nobody is (not a 401, which
+  // browsers log as a failed resource on every visit to sign-in). A stale cookie is cleared.
+  app.get('/dashboard/session/current', { schema: { hide: true, response: { 200: Type.Object({ session: Type.Union([SessionInfo, Type.Null()]) }) } } }, async (request, reply) => {
+    let row: SessionRow;
+    try {
+      row = await service.authenticate(readCookie(request.headers.cookie, sessionCookie));
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'unauthorized')) throw error;
+      if (request.headers.cookie?.includes(`${sessionCookie}=`)) reply.header('Set-Cookie', clearedSessionCookie(secure));
+      return { session: null };
+    }
+    return { session: await service.describe(row) };
+  });
 
   app.delete('/dashboard/session', { config: { dashboardSession: true }, schema: { hide: true, response: { 200: Ok } } }, async (request, reply) => {
     await service.signOut(session(request));

@@ -45,7 +45,8 @@ export function App(): JSX.Element {
 
   const load = useCallback(async (wanted?: Target) => {
     try {
-      const info: SessionInfo = await dashboardApi.session();
+      const info: SessionInfo | null = await dashboardApi.currentSession();
+      if (!info) return setPhase({ kind: 'signed-out' });
       const target = wanted ?? initialTarget(info);
       const membership = info.memberships.find((m) => m.org_id === target?.org_id);
       if (!target || !membership) return setPhase({ kind: 'error', error: new Error('you are not a member of any organisation with a project') });
@@ -70,7 +71,18 @@ export function App(): JSX.Element {
     void load();
   }, [route.path]);
 
-  if (route.path === '/set-password') return <SetPassword />;
+  if (route.path === '/set-password') {
+    return (
+      <SetPassword
+        onSignedIn={() => {
+          // It has navigated on (to the explorer): the session is looked up once, here.
+          started.current = true;
+          setPhase({ kind: 'loading' });
+          void load();
+        }}
+      />
+    );
+  }
   if (phase.kind === 'loading') return <Loading what="the dashboard" />;
   if (phase.kind === 'signed-out') {
     if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(route.path)}`);

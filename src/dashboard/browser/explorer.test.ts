@@ -6,17 +6,35 @@ import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, wi
 
 const minute = 60_000;
 
-/** Runs `q` in the editor with Ctrl+Enter and waits for its answer and histogram to be shown. */
-async function runQuery(page: Page, q: string): Promise<void> {
+/** The editor's text (the placeholder shows when it is empty). */
+async function editorText(page: Page): Promise<string> {
+  return page.getByTestId('soql-input').evaluate((el) => (el.querySelector('.cm-placeholder') ? '' : (el.textContent ?? '')));
+}
+
+/** Empties the editor as a person does: click, select all, delete. */
+async function clearEditor(page: Page): Promise<void> {
   const editor = page.getByTestId('soql-input');
-  // Typed as keystrokes and text input: Playwright's fill() edits with execCommand, which makes
-  // Chromium write style attributes (blocked by the CSP) that typing never makes.
   await editor.click();
   await editor.press('Control+a');
   await editor.press('Backspace');
-  if (q) await page.keyboard.insertText(q);
-  await editor.press('Control+Enter');
+}
+
+/**
+ * Types `q` into the editor key by key (at machine speed unless `delay` is given, in ms a key),
+ * checks the editor holds exactly that, runs it with Ctrl+Enter and waits for its answer and
+ * histogram. Never in one step (fill, insertText): that hid keystrokes the editor lost.
+ */
+async function runQuery(page: Page, q: string, delay = 0): Promise<void> {
+  await clearEditor(page);
+  await page.keyboard.type(q, { delay });
+  assert.equal(await editorText(page), q, `typed at ${delay} ms a key`);
+  await page.getByTestId('soql-input').press('Control+Enter');
   await settled(page, q);
+}
+
+/** The completions offered now (label and kind), or [] when the list is closed. */
+async function completions(page: Page): Promise<string[]> {
+  return page.locator('.soql-editor [data-testid=soql-completions] [role=option] .label').allTextContents();
 }
 
 /** Waits until the page shows the answer (and histogram) of `q`, by default the URL's. */
@@ -87,7 +105,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.ok(shown > 0 && shown < severities.length, `${shown} of ${severities.length} in the last 15 minutes`);
     await page.reload();
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'dataset:game AND severity >= warn');
+    assert.equal(await editorText(page), 'dataset:game AND severity >= warn');
     assert.equal(await page.getByLabel('Time range', { exact: true }).inputValue(), '15m');
     assert.equal(await rowCount(page), shown);
     // Back returns to the previous query and range.
@@ -97,6 +115,125 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.equal(await rowCount(page), severities.length);
     await d.screenshot(page, 'explorer-events');
     assert.deepEqual(unexpected(problems), []);
+    await context.close();
+  });
+
+  test('typing key by key at 0, 20 and 60 ms a key keeps every character where it was typed, and runs exactly that', async () => {
+    const { context, page, problems } = await d.context();
+    await d.signIn(page, 'explorer-owner@example.com');
+    await settled(page);
+    const issue = 'severity >= warn AND payload.map:dust';
+    const matching = 'severity >= warn AND payload.region:us-east-1';
+    const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => (i % 10 === 0 || i % 4 === 0) && i % 2 === 0).length;
+    for (const delay of [0, 20, 60]) {
+      // With the completion list open on the way: operators after the field, severities after
+      // the operator, keywords and payload keys after a letter.
+      await clearEditor(page);
+      await page.keyboard.type('severity ', { delay });
+      assert.deepEqual((await completions(page)).slice(0, 4), [':', '!:', '>=', '>'], `at ${delay} ms a key`);
+      await page.keyboard.type('>= w', { delay });
+      assert.deepEqual(await completions(page), ['warn']);
+      await page.keyboard.type('arn AND p', { delay });
+      assert.ok((await completions(page)).includes('payload.region'), (await completions(page)).join(' '));
+      await page.keyboard.type('ayload.map:dust', { delay });
+      assert.equal(await editorText(page), issue, `typed at ${delay} ms a key`);
+      assert.deepEqual(await completions(page), []);
+      await page.getByTestId('soql-input').press('Control+Enter');
+      await settled(page, issue);
+      assert.equal(new URL(page.url()).searchParams.get('q'), issue);
+      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${issue})`);
+      assert.equal(await rowCount(page), 0);
+      await runQuery(page, matching, delay);
+      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${matching})`);
+      assert.equal(await rowCount(page), expected);
+    }
+    // Typing on after Ctrl+Enter, while that query runs: the run does not take the new keys back.
+    await clearEditor(page);
+    await page.keyboard.type('severity >= warn');
+    await page.getByTestId('soql-input').press('Control+Enter');
+    await page.keyboard.type(' AND source:srv-1');
+    await settled(page, 'severity >= warn');
+    assert.equal(await editorText(page), 'severity >= warn AND source:srv-1');
+    await page.getByTestId('soql-input').press('Control+Enter');
+    await settled(page, 'severity >= warn AND source:srv-1');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('completions while typing key by key: chosen with the arrows and Enter, or a click; Escape closes; the console stays empty', async () => {
+    const { context, page, problems } = await d.context();
+    await d.signIn(page, 'explorer-owner@example.com');
+    await settled(page);
+    const editor = page.getByTestId('soql-input');
+    assert.equal(await editor.getAttribute('aria-expanded'), 'false');
+    await clearEditor(page);
+    // Fields as the word begins; payload keys of the events shown, nested ones by their path.
+    await page.keyboard.type('s');
+    assert.deepEqual(await completions(page), ['stats', 'severity', 'source']);
+    assert.equal(await editor.getAttribute('aria-expanded'), 'true');
+    assert.equal(await editor.getAttribute('aria-activedescendant'), 'soql-completion-0');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await editor.getAttribute('aria-activedescendant'), 'soql-completion-1');
+    await page.keyboard.press('Enter');
+    assert.equal(await editorText(page), 'severity');
+    await page.keyboard.type(' ');
+    await page.keyboard.type('>=');
+    await page.keyboard.type(' e');
+    assert.deepEqual(await completions(page), ['error']);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(' AND p');
+    assert.deepEqual(await completions(page), ['payload.`odd key`', 'payload.nested.map', 'payload.ping', 'payload.region']);
+    await d.screenshot(page, 'explorer-completions');
+    await page.keyboard.type('ayload.n');
+    assert.deepEqual(await completions(page), ['payload.nested.map']);
+    // A click takes an option too (the editor keeps the focus).
+    await page.locator('.soql-editor [role=option]', { hasText: 'payload.nested.map' }).click();
+    await page.keyboard.type(' ');
+    assert.deepEqual(await completions(page), [':', '!:', '>=', '>', '<=', '<', '==', '!=', 'exists', 'in (']);
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await completions(page), []);
+    assert.equal(await editor.getAttribute('aria-expanded'), 'false');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type(':map-2 AND d');
+    assert.deepEqual(await completions(page), ['dataset']);
+    await page.keyboard.type('ataset:');
+    assert.deepEqual(await completions(page), ['game']);
+    await page.keyboard.press('Enter');
+    const q = 'severity >= error AND payload.nested.map:map-2 AND dataset:game';
+    assert.equal(await editorText(page), q);
+    await editor.press('Control+Enter');
+    await settled(page, q);
+    const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => i % 10 === 0 && i % 4 === 2).length;
+    assert.equal(expected, 7);
+    assert.equal(await rowCount(page), expected);
+    // Ctrl+Space opens the list where typing did not; running the query closes it.
+    await clearEditor(page);
+    await page.keyboard.type('dataset:game ');
+    assert.deepEqual(await completions(page), []);
+    await editor.press('Control+Space');
+    assert.deepEqual((await completions(page)).slice(0, 6), ['AND', 'OR', 'NOT', 'group by', 'stats', 'ts']);
+    await editor.press('Control+Enter');
+    await settled(page, 'dataset:game ');
+    assert.deepEqual(await completions(page), []);
+    // Stats functions after `stats`.
+    await clearEditor(page);
+    await page.keyboard.type('stats co', { delay: 20 });
+    assert.deepEqual(await completions(page), ['count(', 'count_distinct(']);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(') by source', { delay: 20 });
+    assert.equal(await editorText(page), 'stats count() by source');
+    await editor.press('Control+Enter');
+    await settled(page, 'stats count() by source');
+    await page.getByTestId('aggregate-table').waitFor();
+    // Typing over a selection (select all, type the next query), which Chromium alone would do
+    // with a style attribute the CSP refuses.
+    await editor.press('Control+a');
+    await page.keyboard.type('severity >= warn', { delay: 20 });
+    assert.equal(await editorText(page), 'severity >= warn');
+    await editor.press('Control+Enter');
+    await settled(page, 'severity >= warn');
+    // No inline style, no error, from the first load on (the sign-in page's included).
+    assert.deepEqual(problems, []);
     await context.close();
   });
 
@@ -144,7 +281,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.locator('[data-testid=events] .event').first().getByRole('button', { name: 'srv-0' }).click();
     await page.waitForURL(/q=source%3Asrv-0/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0');
+    assert.equal(await editorText(page), 'source:srv-0');
     const sources = await page.locator('[data-testid=events] .event .source').allTextContents();
     assert.equal(sources.length, 50);
     assert.ok(sources.every((s) => s === 'srv-0'));
@@ -159,7 +296,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await json.getByRole('button', { name: '"say \\"hi\\" \\\\ bye"' }).click();
     await page.waitForURL(/odd\+key|odd%20key/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'source:srv-0 AND payload.`odd key`:"say \\"hi\\" \\\\ bye"');
+    assert.equal(await editorText(page), 'source:srv-0 AND payload.`odd key`:"say \\"hi\\" \\\\ bye"');
     assert.equal(await rowCount(page), 1);
     assert.equal(await page.locator('[data-testid=events] .message').textContent(), 'event number 0');
     // A number and a nested key from the JSON.
@@ -167,14 +304,14 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await page.getByTestId('event-json').getByRole('button', { name: '"map-0"' }).click();
     await page.waitForURL(/nested.map/);
     await settled(page);
-    assert.match((await page.getByTestId('soql-input').textContent()) ?? '', / AND payload\.nested\.map:map-0$/);
+    assert.match(await editorText(page), / AND payload\.nested\.map:map-0$/);
     assert.equal(await rowCount(page), 1);
     // An OR query is wrapped before a filter is added.
     await runQuery(page, 'actor:player-1 OR actor:player-2');
     await page.locator('[data-testid=events]').getByRole('button', { name: 'match.start' }).first().click();
     await page.waitForURL(/match.start/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), '(actor:player-1 OR actor:player-2) AND event:match.start');
+    assert.equal(await editorText(page), '(actor:player-1 OR actor:player-2) AND event:match.start');
     const events = await page.locator('[data-testid=events] .event .event-name').allTextContents();
     assert.ok(events.length > 0 && events.every((e) => e === 'match.start'));
     assert.deepEqual(unexpected(problems), []);
@@ -187,6 +324,36 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await settled(page);
     await page.getByTestId('histogram').locator('canvas').waitFor();
     assert.match((await page.getByTestId('histogram-total').textContent()) ?? '', /^150 events · bars of 30s/);
+    // The legend: each severity's count over the range, away from the bars…
+    const legend = () =>
+      page
+        .getByTestId('histogram')
+        .locator('.u-legend .u-series')
+        .evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.querySelector('.u-label')?.textContent ?? '', r.querySelector('.u-value')?.textContent ?? ''])));
+    const severityOf = (i: number) => (i % 10 === 0 ? 'error' : i % 4 === 0 ? 'warn' : 'info');
+    const countsIn = (from: number, to: number) => {
+      const counts: Record<string, string> = { fatal: '0', error: '0', warn: '0', info: '0', debug: '0' };
+      for (let i = 0; i < 150; i++) {
+        const ts = now - 30_000 - i * 20_000;
+        if (ts >= from && ts < to) counts[severityOf(i)] = String(Number(counts[severityOf(i)]) + 1);
+      }
+      return counts;
+    };
+    assert.deepEqual(await legend(), { bar: 'whole range', ...countsIn(0, Infinity) });
+    assert.deepEqual(countsIn(0, Infinity), { fatal: '0', error: '15', warn: '30', info: '105', debug: '0' });
+    // …and the bar's under the cursor, with its start (local time).
+    const plot = (await page.getByTestId('histogram').locator('.u-over').boundingBox())!;
+    await page.mouse.move(plot.x + plot.width * 0.6, plot.y + plot.height / 2);
+    await page.waitForFunction(() => document.querySelector('[data-testid=histogram] .u-legend .u-series .u-value')?.textContent !== 'whole range');
+    const hovered = await legend();
+    const start = new Date(hovered.bar!.replace(' ', 'T')).getTime();
+    assert.ok(Math.abs(start - (now - 0.4 * 3_600_000)) < 2 * minute, `bar at ${hovered.bar}`);
+    const { bar: _bar, ...values } = hovered;
+    assert.deepEqual(values, countsIn(start, start + 30_000));
+    assert.ok(Object.values(values).some((v) => v !== '0'), 'a bar with events');
+    await page.mouse.move(plot.x + plot.width / 2, plot.y + plot.height + 200);
+    await page.waitForFunction(() => document.querySelector('[data-testid=histogram] .u-legend .u-series .u-value')?.textContent === 'whole range');
+    assert.deepEqual(await legend(), { bar: 'whole range', ...countsIn(0, Infinity) });
     // The histogram's query: the range, the filter, count by severity and bin.
     await runQuery(page, 'severity >= info');
     const over = page.getByTestId('histogram').locator('.u-over');
@@ -244,7 +411,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await table.getByRole('button', { name: 'srv-1' }).click();
     await page.waitForURL(/srv-1/);
     await settled(page);
-    assert.equal(await page.getByTestId('soql-input').textContent(), 'dataset:game AND source:srv-1 group by source');
+    assert.equal(await editorText(page), 'dataset:game AND source:srv-1 group by source');
     assert.deepEqual(await page.getByTestId('aggregate-table').locator('tbody tr').allTextContents(), ['srv-150']);
     await runQuery(page, 'stats count(), avg(payload.ping) by payload.region');
     const stats = page.getByTestId('aggregate-table');

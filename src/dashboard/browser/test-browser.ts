@@ -70,10 +70,27 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
+/** Debian's Chromium, headless. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+}
+
+/** A new browser context (own cookies) at `viewport`, collecting console errors (CSP violations included) and page errors. */
+export async function openContext(browser: Browser, viewport: { width: number; height: number } = widths.desktop): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport, acceptDownloads: false });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  return { context, page, problems };
+}
+
 export async function startDashboard(options: TestServerOptions = {}): Promise<Dashboard> {
   ensureWebAppBuilt();
   const s = await startTestServer(options);
-  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const browser = await launchChromium();
   const url = `${s.apiUrl}/dashboard`;
   const dashboard: Dashboard = {
     s,
@@ -90,16 +107,7 @@ export async function startDashboard(options: TestServerOptions = {}): Promise<D
       assert.equal(res.status, 200, await res.text());
       return user_id;
     },
-    async context(viewport = widths.desktop) {
-      const context = await browser.newContext({ viewport, acceptDownloads: false });
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text());
-      });
-      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      return { context, page, problems };
-    },
+    context: (viewport = widths.desktop) => openContext(browser, viewport),
     async signIn(page, email, from = '/sign-in') {
       await page.goto(`${url}${from}`);
       await page.getByLabel('E-mail').fill(email);

@@ -46,8 +46,11 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 export const dashboardApi = {
   signIn: (email: string, password: string) => call<{ user: SessionInfo['user'] }>('POST', '/dashboard/session', { email, password }),
   signOut: () => call<{ ok: true }>('DELETE', '/dashboard/session'),
-  session: () => call<SessionInfo>('GET', '/dashboard/session'),
+  /** Who is signed in: null when nobody is (an answer, not a 401 the console would log). */
+  currentSession: async () => (await call<{ session: SessionInfo | null }>('GET', '/dashboard/session/current')).session,
   setPreferences: (target: Target) => call<{ preferences: Target }>('PUT', '/dashboard/session/preferences', target),
   token: (target: Target) => call<SessionToken>('POST', '/dashboard/session/token', target),
   setPassword: (link_token: string, password: string) => call<{ ok: true }>('POST', '/dashboard/password', { link_token, password }),
+  /** The e-mail address a set-password link is for; null when the link is unknown, used or expired. */
+  passwordLinkEmail: async (link_token: string) => (await call<{ email: string | null }>('POST', '/dashboard/password/link', { link_token })).email,
 };

@@ -15,7 +15,8 @@ import { SoqlEditor } from './explorer/editor';
 import { EventsTable, type ApiEvent } from './explorer/events-table';
 import { Histogram, type HistogramData } from './explorer/histogram';
 import { LiveView } from './explorer/live-view';
-import { addFilter, binWidth, boundsText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
+import { type Vocabulary } from './explorer/soql-complete';
+import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
 import { TimeRangePicker } from './explorer/time-range';
 import './explorer/explorer.css';
 
@@ -51,6 +52,26 @@ function toAnswer(body: unknown): Answer {
 }
 
 const postQuery = (q: string, cursor?: string) => data(api.POST('/v1/query', { body: cursor ? { q, cursor } : { q } }));
+
+/** Payload keys (up to 200, as SOQL writes them) and datasets of the events shown: the editor offers them. */
+function vocabularyOf(events: readonly ApiEvent[]): Vocabulary {
+  const keys = new Set<string>();
+  const datasets = new Set<string>();
+  const walk = (value: unknown, path: string[], depth: number) => {
+    if (keys.size >= 200 || depth > 4) return;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      const text = fieldText(['payload', ...path]);
+      if (text) keys.add(text);
+      return;
+    }
+    for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key], depth + 1);
+  };
+  for (const event of events) {
+    datasets.add(event.dataset);
+    if (event.payload && typeof event.payload === 'object') for (const [key, inner] of Object.entries(event.payload)) walk(inner, [key], 1);
+  }
+  return { payloadKeys: [...keys].sort(), datasets: [...datasets].sort() };
+}
 
 function rangeKey(range: TimeRange): string {
   return new URLSearchParams(rangeParams(range)).toString();
@@ -102,7 +123,16 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   const range = useMemo(() => rangeFromParams(props.route.query), [props.route.query.get('range'), props.route.query.get('from'), props.route.query.get('to')]);
   const rKey = rangeKey(range);
 
+  /** The editor's text as typed (reported by the editor; it may differ from the URL's `q` until run). */
   const [draft, setDraft] = useState(q);
+  /** A text pushed into the editor from outside: a new object for each push (editor.tsx). */
+  const [external, setExternal] = useState(() => ({ text: q }));
+  /** The query this page last navigated to itself (a run, a filter): not pushed back into the editor. */
+  const navigatedTo = useRef(q);
+  const setText = useCallback((text: string) => {
+    setDraft(text);
+    setExternal({ text });
+  }, []);
   const [nonce, setNonce] = useState(0);
   const [live, setLive] = useState(false);
   const [run, setRun] = useState<Run | undefined>();
@@ -113,13 +143,22 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   /** The run whose query and histogram have both answered (tests and the bench wait for it). */
   const [answered, setAnswered] = useState(0);
 
-  // The URL's query becomes the editor's text (reload, back and forward, click-to-filter).
-  useEffect(() => setDraft(q), [q]);
+  // A query the URL got from elsewhere (back and forward) becomes the editor's text; one this
+  // page ran is the editor's text already, or an older one if typing went on since.
+  // (An effect runs after paint: one left behind by a newer render does nothing.)
+  const latestQ = useRef(q);
+  latestQ.current = q;
+  useEffect(() => {
+    if (q !== latestQ.current || q === navigatedTo.current) return;
+    navigatedTo.current = q;
+    setText(q);
+  }, [q]);
 
   /** Runs (q, range): a new URL entry, or the same one again. */
   const go = useCallback(
     (nextQ: string, nextRange: TimeRange) => {
       const url = urlFor(nextQ, nextRange);
+      navigatedTo.current = nextQ;
       if (nextQ === q && rangeKey(nextRange) === rKey) setNonce((n) => n + 1);
       else navigate(url);
     },
@@ -176,10 +215,10 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   const onFilter = useCallback(
     (clause: string) => {
       const next = addFilter(q, clause);
-      setDraft(next);
+      setText(next);
       go(next, range);
     },
-    [q, range, go],
+    [q, range, go, setText],
   );
   const onToggle = useCallback((id: string) => {
     setExpanded((prev) => {
@@ -199,9 +238,13 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
     setLive(!live);
   };
 
-  const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message } : null;
+  const editorError = queryError && queryError.q === draft && queryError.position !== null ? { position: queryError.position, message: queryError.error.message, text: queryError.q } : null;
   const answer = run?.q === q ? run.answer : undefined;
   const seed = answer?.kind === 'events' ? answer.events : [];
+  // (A group by or stats answer keeps the last events' words.)
+  const lastVocabulary = useRef<Vocabulary | undefined>(undefined);
+  const vocabulary = useMemo(() => (answer?.kind === 'events' ? vocabularyOf(answer.events) : undefined), [answer]) ?? lastVocabulary.current;
+  lastVocabulary.current = vocabulary;
 
   return (
     <section class="explorer">
@@ -218,7 +261,7 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             Query <span class="muted small">(SOQL; Ctrl+Enter or ⌘+Enter runs it)</span>
           </span>
           <div class="query-input">
-            <SoqlEditor value={draft} onChange={setDraft} onRun={() => go(draft, range)} error={editorError} label="SOQL query" />
+            <SoqlEditor external={external} onChange={setDraft} onRun={(text) => go(text, range)} error={editorError} label="SOQL query" vocabulary={vocabulary} />
             <button type="submit" class="primary" data-testid="run">
               Run
             </button>

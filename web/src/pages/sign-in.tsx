@@ -4,9 +4,15 @@ import { dashboardApi } from '../api/dashboard';
 import { ApiError } from '../api/errors';
 import { ErrorNote } from '../components/notes';
 
+/** The address the next sign-in form starts with (the set-password page's, after a password is set). */
+let prefilled = '';
+export function prefillSignIn(email: string): void {
+  prefilled = email;
+}
+
 /** E-mail and password; a throttled sign-in says when to try again. */
 export function SignIn(props: { onSignedIn: () => void; notice?: string }): JSX.Element {
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(() => prefilled);
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();

@@ -5,6 +5,7 @@ import type { JSX } from 'preact';
 import { useMemo } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { bars, Chart, severityColors } from './chart';
+import { localTime } from './events-table';
 import { durationMs, severities, type Severity } from './soql-text';
 
 export interface HistogramData {
@@ -18,6 +19,8 @@ export interface HistogramData {
 interface Series {
   xs: number[];
   counts: Record<Severity, number[]>;
+  /** per severity over the whole range */
+  totals: Record<Severity, number>;
   total: number;
 }
 
@@ -39,7 +42,8 @@ function toSeries(h: HistogramData): Series {
       total += count;
     }
   }
-  return { xs, counts, total };
+  const totals = Object.fromEntries(severities.map((s) => [s, counts[s].reduce((a, b) => a + b, 0)])) as Record<Severity, number>;
+  return { xs, counts, totals, total };
 }
 
 export function Histogram(props: { data: HistogramData; onSelect: (from: number, to: number) => void }): JSX.Element {
@@ -64,7 +68,8 @@ export function Histogram(props: { data: HistogramData; onSelect: (from: number,
         padding: [8, 8, 0, 0],
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
         select: { show: true, left: 0, top: 0, width: 0, height: 0 },
-        // uPlot's legend (values under the cursor) where there is room; the key below everywhere.
+        // uPlot's legend where there is room (the key below on narrow screens): the bar under
+        // the cursor, its start and each severity's count; away from the bars, the whole range's.
         legend: { show: matchMedia('(min-width: 721px)').matches, live: true },
         scales: {
           x: { time: true, range: () => [data.from / 1000, data.to / 1000] },
@@ -72,7 +77,7 @@ export function Histogram(props: { data: HistogramData; onSelect: (from: number,
         },
         axes: [{ space: 70 }, { size: 44, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? v.toLocaleString() : '')) }],
         series: [
-          { label: 'time' },
+          { label: 'bar', value: (_u: uPlot, v: number | null) => (v === null ? 'whole range' : localTime(new Date(v * 1000).toISOString()).slice(0, 19)) },
           ...order.map((s) => ({
             label: s,
             fill: severityColors[s],
@@ -80,8 +85,9 @@ export function Histogram(props: { data: HistogramData; onSelect: (from: number,
             width: 0,
             paths: bars(0.9, 1),
             points: { show: false },
-            // the legend shows the severity's own count, not the running total drawn
-            value: (_u: uPlot, _v: number | null, _si: number, i: number | null) => (i === null ? '' : String(series.counts[s][i] ?? 0)),
+            // the legend shows the severity's own count (not the running total drawn), in the bar
+            // under the cursor or, with none, over the range
+            value: (_u: uPlot, _v: number | null, _si: number, i: number | null) => (i === null ? series.totals[s] : (series.counts[s][i] ?? 0)).toLocaleString(),
           })),
         ],
         hooks: {
@@ -112,7 +118,7 @@ export function Histogram(props: { data: HistogramData; onSelect: (from: number,
         {severities.map((s) => (
           <span key={s}>
             <span class={`swatch sw-${s}`} />
-            {s} {series.counts[s].reduce((a, b) => a + b, 0).toLocaleString()}
+            {s} {series.totals[s].toLocaleString()}
           </span>
         ))}
       </p>
