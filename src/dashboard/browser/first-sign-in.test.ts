@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { exited, freePort, serveProcess } from '../../test-support/test-process.js';
+import { exited, freePort, opsctlArgs, serveProcess } from '../../test-support/test-process.js';
 import { ensureWebAppBuilt, launchChromium, noBrowser, openContext, password, titled } from './test-browser.js';
 
-/** `opsctl <args>` from source on `env`; its one JSON object. */
+/** `opsctl <args>` (compiled, as a shell runs it) on `env`; its one JSON object. */
 function opsctlJson(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
+    const child = spawn(process.execPath, opsctlArgs(...args), { env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
@@ -44,7 +44,7 @@ describe('first sign-in in Chromium, from what opsctl init prints', { skip: noBr
     // Embedded SQLite in a directory of its own (init needs an empty installation).
     const env: NodeJS.ProcessEnv = { ...process.env, OPS_DATA_DIR: dataDir, OPS_PUBLIC_URL: url, OPS_LOG_LEVEL: 'warn' };
     delete env.OPS_DATABASE_URL;
-    init = await opsctlJson(['init', '--json'], env);
+    init = await opsctlJson(['init', '--email', 'Lead@Studio.example', '--json'], env);
     server = await serveProcess(dataDir, port, { OPS_PUBLIC_URL: url, OPS_DATABASE_URL: '' });
     browser = await launchChromium();
   });
@@ -60,8 +60,9 @@ describe('first sign-in in Chromium, from what opsctl init prints', { skip: noBr
   test('the link names the e-mail, setting the password signs the owner in; the spent link says so; the console stays empty', async () => {
     const link = String(init.set_password_url);
     assert.match(link, new RegExp(`^${url}/dashboard/set-password#[A-Za-z0-9_-]{43}$`));
-    // init prints the owner's e-mail (`email`) once src/cli does; owner@localhost is its default.
-    const email = typeof init.email === 'string' ? init.email : 'owner@localhost';
+    // init prints the owner's e-mail as it stored it (--email, lower-cased).
+    const email = String(init.email);
+    assert.equal(email, 'lead@studio.example');
 
     const { context, page, problems } = await openContext(browser!);
     await page.goto(link);
