@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
+import { ChannelService } from './channel-service.js';
+import { eventually, startReceiver } from './test-receiver.js';
 
 const discordUrl = 'https://discord.com/api/webhooks/123456789/abcdefSECRETxyz9';
 
@@ -182,4 +184,23 @@ describe('channels: SSRF without OPS_WEBHOOK_ALLOW_PRIVATE', () => {
       assert.equal(patch.status, 400);
     });
   }
+
+  test('every connection is checked again: a stored channel whose address is (now) loopback gets no request, its delivery fails', async () => {
+    const receiver = await startReceiver([{ status: 200 }]);
+    try {
+      // As if the host resolved to a public address when the channel was made.
+      const lenient = new ChannelService(s.server.ctx.metadata.db, s.clock, true);
+      const channel = await lenient.create(s.tenants.a, { name: 'rebound', kind: 'webhook', url: receiver.url });
+      assert.equal((await s.request('POST', `/channels/${channel.id}/test`)).status, 202);
+      const [delivery] = await eventually(
+        async () => (await s.request('GET', `/channels/${channel.id}/deliveries`)).body.deliveries,
+        (list: Array<{ state: string }>) => list.length === 1 && list[0]!.state !== 'pending',
+      );
+      assert.equal(delivery.state, 'failed');
+      assert.match(delivery.last_error, /address refused/);
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
