@@ -25,10 +25,10 @@ test('kill -9 while a notification is being sent: after the restart it is sent a
     assert.equal(second!.headers['x-ops-delivery-id'], sent.body.delivery_id);
     const [delivery] = await eventually(
       async () => (await call(port, store.token, 'GET', `/channels/${channel.body.id}/deliveries`)).body.deliveries,
-      (list: Array<{ state: string }>) => list[0]?.state === 'delivered',
+      (list: Array<{ state: string; last_error: string | null; attempts: Array<{ status: number | null }> }>) => list[0]?.state === 'delivered',
     );
     // The killed attempt left no record (it never finished); the one after the restart did.
-    assert.deepEqual(delivery.attempts.map((a: { status: number }) => a.status), [200]);
+    assert.deepEqual(delivery!.attempts.map((a) => a.status), [200]);
     await new Promise((r) => setTimeout(r, 1_500));
     assert.equal(receiver.received.length, 2, 'sent once after the restart');
   } finally {
