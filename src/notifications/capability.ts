@@ -9,11 +9,17 @@ import { NotificationService } from './notification-service.js';
 import { DeliveryWorker, defaultTimings, type WorkerTimings } from './delivery-worker.js';
 import { guardedAgent } from './guarded-agent.js';
 import { registerNotificationRoutes } from './routes/index.js';
+import { periodicPurge } from '../app/periodic-purge.js';
+import { iso } from '../shared/clock.js';
+
+/** How long a delivered or failed notification stays listable with its attempts. */
+export const historyDays = 30;
 
 export interface NotificationsCapability extends Capability {
   /** What monitors call: `notifications.enqueue(tenant, input)`. */
   notifications: NotificationService;
   channels: ChannelService;
+  purge(): Promise<{ notifications_purged: number }>;
 }
 
 /**
@@ -30,13 +36,27 @@ export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: Pu
   const dispatcher = guardedAgent({ allowPrivate });
   const worker = new DeliveryWorker(outbox, dispatcher, ctx.clock, deps.log, { ...defaultTimings, ...deps.timings });
   notifications.onEnqueued = () => worker.wake();
+  const purge = () => purgeNotificationHistory(ctx);
+  const purgeJob = periodicPurge(ctx, deps.log, 'notifications', purge);
   return {
     name: 'notifications',
     notifications,
     channels,
     routes: (v1) => registerNotificationRoutes(v1, ctx, channels, notifications),
-    start: () => worker.start(),
-    stop: () => worker.stop(),
+    start: () => {
+      worker.start();
+      purgeJob.start();
+    },
+    stop: async () => {
+      await worker.stop();
+      await purgeJob.stop();
+    },
+    purge,
     close: () => dispatcher.close(),
   };
+}
+
+/** The notifications' purge (the server's background job and `opsctl purge`): history older than historyDays. */
+export async function purgeNotificationHistory(ctx: Pick<AppContext, 'metadata' | 'clock'>): Promise<{ notifications_purged: number }> {
+  return { notifications_purged: await new Outbox(ctx.metadata.db).purgeFinished(iso(ctx.clock.now() - historyDays * 86_400_000)) };
 }

@@ -212,4 +212,20 @@ describe('notification delivery (real receivers on 127.0.0.1)', () => {
     assert.equal(blocks.find((b) => b.type === 'image')?.image_url, mine.body.url);
     assert.ok(!slackRequest!.body.includes(theirs.body.url) && !slackRequest!.body.includes('theirs.gif'), 'the other tenant\'s file is not evidence');
   });
+
+  test('the purge forgets finished notifications after 30 days, never pending ones', async () => {
+    const r = await receiver([{ status: 200 }]);
+    const hook = await channel('webhook', r.url);
+    await sendTest(hook.id);
+    await settled(hook.id);
+    assert.equal((await s.server.notifications.purge()).notifications_purged, 0);
+    s.clock.advance(31 * 86_400_000);
+    assert.ok((await s.server.notifications.purge()).notifications_purged >= 1);
+    assert.deepEqual(await deliveries(hook.id), []);
+    const { db } = s.server.ctx.metadata;
+    const rows = await db.selectFrom('notifications').select(['id', 'state']).execute();
+    assert.ok(rows.every((row) => row.state === 'pending'));
+    const orphans = await db.selectFrom('notification_attempts').select('id').where('notification_id', 'not in', ['', ...rows.map((row) => row.id)]).execute();
+    assert.deepEqual(orphans, [], 'their attempts went with them');
+  });
 });

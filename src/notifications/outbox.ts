@@ -130,6 +130,17 @@ export class Outbox {
     });
   }
 
+  /**
+   * Forgets delivered and failed notifications (and their attempts) that finished before
+   * `before`: the outbox keeps what is pending forever, the history for a while. System path.
+   */
+  async purgeFinished(before: string): Promise<number> {
+    const old = this.db.selectFrom('notifications').select('id').where('finished_at', '<', before);
+    await this.db.deleteFrom('notification_attempts').where('notification_id', 'in', old).execute();
+    const result = await this.db.deleteFrom('notifications').where('finished_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /** A channel's deliveries, newest first, `limit + 1` rows after the page's position. */
   async listByChannel(tenant: Tenant, channelId: string, page: PageRequest): Promise<NotificationsTable[]> {
     let query = scoped(this.db, tenant).selectFrom('notifications').selectAll().where('channel_id', '=', channelId);
