@@ -16,6 +16,8 @@ import { openOtlp } from './otlp/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
+import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
+import type { WorkerTimings } from './notifications/delivery-worker.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -29,6 +31,8 @@ export interface RunningServer {
   media: MediaCapability;
   events: EventsCapability;
   tail: TailCapability;
+  /** Channels and the notification outbox: monitors call `notifications.notifications.enqueue`. */
+  notifications: NotificationsCapability;
   /** The per-token rate limit: shared through Redis (OPS_REDIS_URL) or in process. */
   rateLimiter: RateLimiter;
   /** Addresses actually bound (port 0 picks a free one). */
@@ -43,6 +47,8 @@ export interface StartOptions {
   logger?: LoggerSettings | false;
   /** Event store settings (tests shrink its memory limit). */
   events?: EventsRuntimeOptions;
+  /** The delivery worker's timings (tests shrink the 10 s timeout and the backoff). */
+  notifications?: Partial<WorkerTimings>;
 }
 
 /** Opens the stores and the capabilities, starts both listeners and the background jobs. */
@@ -85,6 +91,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant, lastSeq }));
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
+    const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     opened(openIdempotency(ctx, log));
     const dashboard = opened(openDashboard(ctx, log, urls));
 
@@ -114,7 +121,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await rateLimiter!.close();
         await ctx.close();
       })());
-    return { api, cdn, ctx, media, events, tail, rateLimiter, apiUrl, cdnUrl, close };
+    return { api, cdn, ctx, media, events, tail, notifications, rateLimiter, apiUrl, cdnUrl, close };
   } catch (error) {
     await api?.close();
     await cdn?.close();

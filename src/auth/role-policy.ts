@@ -12,15 +12,15 @@ import { forbidden } from '../errors/app-error.js';
  * Scopes of the short-lived tokens a session exchanges:
  * - Owner, Admin: everything.
  * - Developer: media, events (ingest, queries, tail, datasets: logs:*), own tokens (tokens:write),
- *   read members and usage.
- * - Viewer: read-only (media:read, logs:read, members:read, usage:read).
+ *   read members and usage, monitors and their channels (monitors:*, DECISIONS.md §18).
+ * - Viewer: read-only (media:read, logs:read, members:read, usage:read, monitors:read).
  * A role that is not a system role gets the Viewer's scopes (the least).
  */
 export const roleScopes: Readonly<Record<SystemRole, readonly Scope[]>> = {
   Owner: allScopes,
   Admin: allScopes,
-  Developer: ['media:read', 'media:write', 'logs:read', 'logs:write', 'tokens:write', 'members:read', 'usage:read'],
-  Viewer: ['media:read', 'logs:read', 'members:read', 'usage:read'],
+  Developer: ['media:read', 'media:write', 'logs:read', 'logs:write', 'tokens:write', 'members:read', 'usage:read', 'monitors:read', 'monitors:write'],
+  Viewer: ['media:read', 'logs:read', 'members:read', 'usage:read', 'monitors:read'],
 };
 
 export function scopesOfRole(role: string): readonly Scope[] {

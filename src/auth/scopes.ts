@@ -1,4 +1,4 @@
-/** SPEC.md §5. */
+/** SPEC.md §5, with DECISIONS.md §18's monitors:read / monitors:write (monitors and their notification channels). */
 export const scopes = [
   'media:read',
   'media:write',
@@ -13,6 +13,8 @@ export const scopes = [
   'members:write',
   'billing:read',
   'tokens:write',
+  'monitors:read',
+  'monitors:write',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

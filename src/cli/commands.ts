@@ -169,11 +169,13 @@ export const commands: Command[] = [
       // Events are not opened here: the event store is the running server's (DuckDB allows one
       // process), so retention goes through its admin socket, or opens the store when none runs.
       const { openIdempotency } = await import('../idempotency/capability.js');
+      const { purgeNotificationHistory } = await import('../notifications/capability.js');
       return {
         media: await media.purge(),
         events: await retentionFromCli(ctx, log),
         idempotency: await openIdempotency(ctx, log).purge(),
         dashboard: await dashboardService(ctx).purge(),
+        notifications: await purgeNotificationHistory(ctx),
       };
     },
   },

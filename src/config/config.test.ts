@@ -18,6 +18,7 @@ test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores',
   assert.equal(config.schemaCacheTtlMs, 300_000);
   assert.equal(config.purgeIntervalMs, 86_400_000);
   assert.deepEqual([...config.features], []);
+  assert.equal(config.webhookAllowPrivate, false);
 });
 
 const bad: Array<[Record<string, string>, string]> = [
@@ -39,6 +40,7 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_KEEPALIVE_TIMEOUT_MS: '0' }, 'OPS_KEEPALIVE_TIMEOUT_MS'],
   [{ OPS_MAX_CONNECTIONS: '0' }, 'OPS_MAX_CONNECTIONS'],
   [{ OPS_MAX_CONNECTIONS: 'many' }, 'OPS_MAX_CONNECTIONS'],
+  [{ OPS_WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'OPS_WEBHOOK_ALLOW_PRIVATE'],
 ];
 for (const [env, variable] of bad) {
   test(`a bad ${variable} (${Object.values(env)[0]}) is refused naming the variable`, () => {
@@ -88,6 +90,12 @@ test('an idle timeout shorter than two tail heartbeats is refused naming OPS_IDL
   );
   assert.equal(loadConfig({ OPS_IDLE_TIMEOUT_MS: '30000' }).idleTimeoutMs, 30_000);
   assert.equal(loadConfig({ OPS_IDLE_TIMEOUT_MS: '500', OPS_TAIL_HEARTBEAT_MS: '100' }).idleTimeoutMs, 500);
+});
+
+test('OPS_WEBHOOK_ALLOW_PRIVATE takes true/false (or 1/0)', () => {
+  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate, true);
+  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate, true);
+  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false);
 });
 
 test('features and CORS origins are comma lists', () => {

@@ -67,6 +67,11 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections per listener; more are closed as soon as they are accepted. */
   maxConnections: number;
+  /**
+   * OPS_WEBHOOK_ALLOW_PRIVATE: notification channels may send to loopback, private, link-local
+   * and metadata addresses (tests, private installations); refused otherwise (src/notifications).
+   */
+  webhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +129,14 @@ function blobUrl(env: Env): string | undefined {
   return url(env, 'OPS_BLOB_URL', ['file:', 's3:']);
 }
 
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
+}
+
 const knownFeatures = ['logs', 'cases', 'apps'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -178,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
     ...connectionLimits(env, tailHeartbeatMs),
+    webhookAllowPrivate: boolean(env, 'OPS_WEBHOOK_ALLOW_PRIVATE', false),
   };
 }
 

@@ -152,7 +152,7 @@ describe('dashboard sign-in and sessions', () => {
     assert.equal((await b.signIn('viewer@example.com')).status, 200);
     const target = { org_id: s.tenants.a.orgId, project_id: s.tenants.a.projectId };
     const viewer = await b.token(target);
-    assert.deepEqual(viewer.body.scopes, ['media:read', 'logs:read', 'members:read', 'usage:read']);
+    assert.deepEqual(viewer.body.scopes, ['media:read', 'logs:read', 'members:read', 'usage:read', 'monitors:read']);
     assert.equal((await s.request('GET', '/usage', { token: viewer.body.token })).status, 200);
     assert.equal((await s.request('GET', `/orgs/${s.tenants.a.orgId}/members`, { token: viewer.body.token })).status, 200);
     const write = await s.request('POST', '/media/base64', { token: viewer.body.token, json: { filename: 'p.png', content_type: 'image/png', data: png().toString('base64') } });

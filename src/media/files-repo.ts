@@ -34,6 +34,21 @@ export class FilesRepo {
     return scoped(this.db, tenant).selectFrom('files').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
   }
 
+  /**
+   * The tenant's active, unblocked files among `ids`, in one query (a notification's evidence:
+   * src/notifications/evidence.ts); ids of other tenants, deleted or blocked files are left out.
+   */
+  async activeByIds(tenant: Tenant, ids: readonly string[]): Promise<FilesTable[]> {
+    if (!ids.length) return [];
+    return scoped(this.db, tenant)
+      .selectFrom('files')
+      .selectAll()
+      .where('id', 'in', [...ids])
+      .where('deleted_at', 'is', null)
+      .where('abuse_status', '!=', 'blocked')
+      .execute();
+  }
+
   /** Active files, newest first, `limit + 1` rows after the page's position. */
   async list(tenant: Tenant, page: PageRequest, filter: ListFilter): Promise<FilesTable[]> {
     let query = this.filtered(tenant, filter).where('deleted_at', 'is', null);

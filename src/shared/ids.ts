@@ -16,6 +16,9 @@ export const newId = {
   app: () => `app_${ulid()}`,
   dataset: () => `ds_${ulid()}`,
   reservation: () => `rsv_${ulid()}`,
+  channel: () => `ch_${ulid()}`,
+  delivery: () => `dlv_${ulid()}`,
+  attempt: () => `att_${ulid()}`,
   request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
 

@@ -10,6 +10,7 @@ import { parseScopes } from '../tokens/token-service.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Mode, Tenant } from '../tenancy/tenant.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
+import type { WorkerTimings } from '../notifications/delivery-worker.js';
 
 /** One tenant of the matrix, with a token holding every scope. */
 export interface TestTenant extends Tenant {
@@ -60,6 +61,8 @@ export interface TestServerOptions {
   plan?: string;
   /** Event store settings (a smaller memory limit). */
   events?: EventsRuntimeOptions;
+  /** The notification worker's timings (a shorter timeout and backoff). */
+  notifications?: Partial<WorkerTimings>;
 }
 
 /** PostgreSQL leg: OPS_TEST_DATABASE_URL names a server; each test server gets its own database. */
@@ -137,7 +140,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       done();
     },
   });
-  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events });
+  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications });
   const { ctx } = server;
 
   const token = async (tenant: Tenant, scopes: Scope[] | 'all', opts: { mode?: Mode; expiresAt?: string } = {}) => {

@@ -38,7 +38,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await titled(page, 'Tokens · opsplatform');
 
     // An Owner is offered every scope.
-    assert.equal(await page.getByRole('checkbox').count(), 13);
+    assert.equal(await page.getByRole('checkbox').count(), 15);
     await page.getByLabel('Name').fill('game server eu-1');
     await page.getByRole('button', { name: 'Create token' }).click();
     await page.getByRole('alert').filter({ hasText: 'choose at least one scope' }).waitFor();
@@ -117,7 +117,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await titled(page, 'Tokens · opsplatform');
     await page.getByText('you see and revoke only the tokens you created').waitFor();
     const offered = (await page.getByRole('checkbox').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value))).sort();
-    assert.deepEqual(offered, ['logs:read', 'logs:write', 'media:read', 'media:write', 'members:read', 'tokens:write', 'usage:read']);
+    assert.deepEqual(offered, ['logs:read', 'logs:write', 'media:read', 'media:write', 'members:read', 'monitors:read', 'monitors:write', 'tokens:write', 'usage:read']);
     await page.getByText('No active tokens in live mode yet.').waitFor();
 
     await page.getByLabel('Name').fill('my uploader');

@@ -48,6 +48,16 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.GET('/v1/usage');
   await client.GET('/v1/billing');
 
+  // notification channels: disabled before its test, so nothing is sent anywhere (the test answers 409)
+  const channel = await client.POST('/v1/channels', { body: { name: 'typed client', kind: 'webhook', url: 'https://93.184.216.34/hook' } });
+  const channelId = channel.data?.id ?? 'ch_unknown';
+  await client.GET('/v1/channels', { params: { query: { limit: 5 } } });
+  await client.GET('/v1/channels/{id}', { params: { path: { id: channelId } } });
+  await client.PATCH('/v1/channels/{id}', { params: { path: { id: channelId } }, body: { name: 'typed client, disabled', enabled: false } });
+  await client.POST('/v1/channels/{id}/test', { params: { path: { id: channelId } } });
+  await client.GET('/v1/channels/{id}/deliveries', { params: { path: { id: channelId }, query: { limit: 5 } } });
+  await client.DELETE('/v1/channels/{id}', { params: { path: { id: channelId } } });
+
   // media: multipart (a FormData built from the typed body), then base64
   const upload = await client.POST('/v1/media', {
     body: { file: new Blob([gif], { type: 'image/gif' }), folder: 'docs', tags: ['a', 'b'] },

@@ -574,6 +574,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List this project's channels, newest first
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["listChannels"];
+        put?: never;
+        /**
+         * Create a notification channel (a webhook channel's signing secret is shown once)
+         * @description Requires scope `monitors:write`.
+         */
+        post: operations["createChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a channel
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["getChannel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a channel (its pending notifications are marked failed)
+         * @description Requires scope `monitors:write`.
+         */
+        delete: operations["deleteChannel"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a channel, change its URL, or disable / re-enable it
+         * @description `enabled: true` re-enables a channel disabled after 20 failed deliveries in a row and forgets its failures.
+         *
+         *     Requires scope `monitors:write`.
+         */
+        patch: operations["updateChannel"];
+        trace?: never;
+    };
+    "/v1/channels/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification (status "test") through the outbox
+         * @description Answers 202 as soon as the notification is stored, with its delivery id; its attempts appear in GET /channels/{id}/deliveries. A disabled channel answers 409.
+         *
+         *     Requires scope `monitors:write`.
+         */
+        post: operations["testChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A channel's notifications, newest first, each with every attempt
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["listChannelDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -707,6 +803,49 @@ export interface components {
             default_severity?: "debug" | "info" | "warn" | "error" | "fatal";
             /** Format: date-time */
             created_at: string;
+        };
+        Channel: {
+            /** @description ch_<ULID> */
+            id: string;
+            name: string;
+            /** @description webhook: signed JSON (§18 body); discord / slack: that service's webhook body */
+            kind: "webhook" | "discord" | "slack";
+            /** @description Discord and Slack URLs are secrets: shown as their origin and last four characters */
+            url: string;
+            enabled: boolean;
+            /** @description why the channel is disabled (20 failed deliveries in a row, or a PATCH) */
+            disabled_reason: string | null;
+            /** @description failed attempts since the last delivered one */
+            consecutive_failures: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ChannelDelivery: {
+            /** @description the delivery id (dlv_<ULID>), sent as X-Ops-Delivery-Id on every attempt */
+            id: string;
+            channel_id: string;
+            /** @description the monitor that notified; the channel's own id for a test */
+            monitor_id: string;
+            status: "firing" | "resolved" | "test";
+            state: "pending" | "delivered" | "failed";
+            attempt_count: number;
+            next_attempt_at: string | null;
+            last_status: number | null;
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            finished_at: string | null;
+            /** @description every request sent, oldest first */
+            attempts: {
+                /** Format: date-time */
+                attempted_at: string;
+                /** @description HTTP status; null for a timeout, connection error or refused address */
+                status: number | null;
+                latency_ms: number;
+                error: string | null;
+            }[];
         };
         LogEntry: {
             /** @description log_ + ULID */
@@ -1046,7 +1185,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    scopes: ("media:read" | "media:write" | "logs:read" | "logs:write" | "cases:read" | "cases:write" | "apps:read" | "apps:write" | "usage:read" | "members:read" | "members:write" | "billing:read" | "tokens:write")[];
+                    scopes: ("media:read" | "media:write" | "logs:read" | "logs:write" | "cases:read" | "cases:write" | "apps:read" | "apps:write" | "usage:read" | "members:read" | "members:write" | "billing:read" | "tokens:write" | "monitors:read" | "monitors:write")[];
                     mode?: "live" | "test";
                     expires_at?: string | null;
                 };
@@ -2629,6 +2768,345 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["App"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listChannels: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channels: components["schemas"]["Channel"][];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description webhook: signed JSON (§18 body); discord / slack: that service's webhook body */
+                    kind: "webhook" | "discord" | "slack";
+                    /** @description http:// or https://; refused when its host resolves to a private, loopback, link-local or metadata address */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ch_<ULID> */
+                        id: string;
+                        name: string;
+                        /** @description webhook: signed JSON (§18 body); discord / slack: that service's webhook body */
+                        kind: "webhook" | "discord" | "slack";
+                        /** @description Discord and Slack URLs are secrets: shown as their origin and last four characters */
+                        url: string;
+                        enabled: boolean;
+                        /** @description why the channel is disabled (20 failed deliveries in a row, or a PATCH) */
+                        disabled_reason: string | null;
+                        /** @description failed attempts since the last delivered one */
+                        consecutive_failures: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description webhook channels only: whsec_…, shown once; keys X-Ops-Signature */
+                        signing_secret?: string;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description http:// or https://; refused when its host resolves to a private, loopback, link-local or metadata address */
+                    url?: string;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delivery_id: string;
+                        channel_id: string;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listChannelDeliveries: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["ChannelDelivery"][];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
                 };
             };
             /** @description error */

@@ -31,6 +31,8 @@ const scopeHelp: Record<string, string> = {
   'members:write': 'invite, change and remove members',
   'billing:read': 'read billing and plan',
   'tokens:write': 'create, list and revoke tokens',
+  'monitors:read': 'read monitors, channels and deliveries',
+  'monitors:write': 'create, change and test monitors and channels',
 };
 
 const day = 86_400_000;

@@ -8,6 +8,7 @@ import * as idempotencyKeys from './0006-idempotency-keys.js';
 import * as dashboard from './0007-dashboard.js';
 import * as tokenOwners from './0008-token-owners.js';
 import * as filesDeleted from './0009-files-deleted.js';
+import * as notifications from './0010-notifications.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007-dashboard': dashboard,
   '0008-token-owners': tokenOwners,
   '0009-files-deleted': filesDeleted,
+  '0010-notifications': notifications,
 };

@@ -1,0 +1,64 @@
+import net from 'node:net';
+
+/**
+ * Which addresses a notification may be sent to (DECISIONS.md §18): never loopback, private,
+ * link-local, cloud metadata, unspecified, CGNAT, multicast or reserved space, whether written as
+ * IPv4, IPv6 or IPv4 inside IPv6 (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96).
+ * One list, asked at channel creation and at every connection (guarded-agent.ts).
+ */
+const blocked = new net.BlockList();
+for (const [prefix, bits] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // CGNAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, 169.254.169.254 metadata
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, 255.255.255.255 broadcast
+] as const) {
+  blocked.addSubnet(prefix, bits, 'ipv4');
+}
+for (const [prefix, bits] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique local (fd00:ec2::254, the EC2 metadata address, is inside)
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed by some)
+  ['ff00::', 8], // multicast
+  ['2001:db8::', 32], // documentation
+  ['100::', 64], // discard
+] as const) {
+  blocked.addSubnet(prefix, bits, 'ipv6');
+}
+
+/** The IPv4 address an IPv6 address carries (mapped, compatible or NAT64), if it carries one. */
+export function embeddedIpv4(address: string): string | undefined {
+  const lower = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /^(?:::ffff:|::|64:ff9b::|::ffff:0:)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|::|64:ff9b::|::ffff:0:)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (!hex) return undefined;
+  const high = parseInt(hex[1]!, 16);
+  const low = parseInt(hex[2]!, 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/** Why an IP address may not be sent to, or undefined when it may. A non-IP text is refused. */
+export function forbiddenAddress(address: string): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const family = net.isIP(bare.replace(/%.*$/, ''));
+  if (family === 0) return `"${address}" is not an IP address`;
+  if (family === 6) {
+    const inner = embeddedIpv4(bare);
+    if (inner !== undefined) return forbiddenAddress(inner) && `${bare} carries ${inner}, ${forbiddenAddress(inner)}`;
+    return blocked.check(bare.replace(/%.*$/, ''), 'ipv6') ? `${bare} is a loopback, private, link-local or reserved address` : undefined;
+  }
+  return blocked.check(bare, 'ipv4') ? `${bare} is a loopback, private, link-local, metadata or reserved address` : undefined;
+}

@@ -1,0 +1,62 @@
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { Logger } from '../app/logger.js';
+import type { PublicUrls } from '../app/public-urls.js';
+import type { FilesRepo } from '../media/files-repo.js';
+import { ChannelService } from './channel-service.js';
+import { Outbox } from './outbox.js';
+import { NotificationService } from './notification-service.js';
+import { DeliveryWorker, defaultTimings, type WorkerTimings } from './delivery-worker.js';
+import { guardedAgent } from './guarded-agent.js';
+import { registerNotificationRoutes } from './routes/index.js';
+import { periodicPurge } from '../app/periodic-purge.js';
+import { iso } from '../shared/clock.js';
+
+/** How long a delivered or failed notification stays listable with its attempts. */
+export const historyDays = 30;
+
+export interface NotificationsCapability extends Capability {
+  /** What monitors call: `notifications.enqueue(tenant, input)`. */
+  notifications: NotificationService;
+  channels: ChannelService;
+  purge(): Promise<{ notifications_purged: number }>;
+}
+
+/**
+ * Channels, the notification outbox and its delivery worker (DECISIONS.md §18,
+ * docs/notifications.md). Every API process runs a worker; they share the outbox through the
+ * metadata store.
+ */
+export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: PublicUrls; files: FilesRepo; timings?: Partial<WorkerTimings> }): NotificationsCapability {
+  const { db } = ctx.metadata;
+  const allowPrivate = ctx.config.webhookAllowPrivate;
+  const channels = new ChannelService(db, ctx.clock, allowPrivate);
+  const outbox = new Outbox(db);
+  const notifications = new NotificationService(ctx.clock, channels, outbox, deps.files, deps.urls);
+  const dispatcher = guardedAgent({ allowPrivate });
+  const worker = new DeliveryWorker(outbox, dispatcher, ctx.clock, deps.log, { ...defaultTimings, ...deps.timings });
+  notifications.onEnqueued = () => worker.wake();
+  const purge = () => purgeNotificationHistory(ctx);
+  const purgeJob = periodicPurge(ctx, deps.log, 'notifications', purge);
+  return {
+    name: 'notifications',
+    notifications,
+    channels,
+    routes: (v1) => registerNotificationRoutes(v1, ctx, channels, notifications),
+    start: () => {
+      worker.start();
+      purgeJob.start();
+    },
+    stop: async () => {
+      await worker.stop();
+      await purgeJob.stop();
+    },
+    purge,
+    close: () => dispatcher.close(),
+  };
+}
+
+/** The notifications' purge (the server's background job and `opsctl purge`): history older than historyDays. */
+export async function purgeNotificationHistory(ctx: Pick<AppContext, 'metadata' | 'clock'>): Promise<{ notifications_purged: number }> {
+  return { notifications_purged: await new Outbox(ctx.metadata.db).purgeFinished(iso(ctx.clock.now() - historyDays * 86_400_000)) };
+}

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../config/config.js';
+import { createContext, type AppContext } from '../app/context.js';
+import { systemClock } from '../shared/clock.js';
+import { parseScopes } from '../tokens/token-service.js';
+import type { Tenant } from '../tenancy/tenant.js';
+
+/**
+ * A data directory (and on the PostgreSQL leg a database of its own) for tests that run the
+ * server as child processes, with an organisation and an all-scopes token made beforehand.
+ */
+export async function processStore(prefix: string): Promise<{
+  dataDir: string;
+  env: Record<string, string>;
+  tenant: Tenant;
+  token: string;
+  /** A context on the same stores, for what a test does beside the processes. */
+  open(): Promise<AppContext>;
+  drop(): Promise<void>;
+}> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const admin = process.env.OPS_TEST_DATABASE_URL;
+  const env: Record<string, string> = { OPS_WEBHOOK_ALLOW_PRIVATE: 'true', OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000' };
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  const name = `ops_test_notify_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  if (admin) {
+    await run(`CREATE DATABASE ${name}`);
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    env.OPS_DATABASE_URL = url.toString();
+  }
+  const open = () => createContext(loadConfig({ OPS_DATA_DIR: dataDir, ...env }), systemClock);
+  const setup = await open();
+  const org = await setup.orgs.createOrg({ name: 'Notify', plan: 'pro', ownerEmail: 'notify@example.com' });
+  const tenant: Tenant = { orgId: org.org_id, projectId: org.project_id, mode: 'live' };
+  const { token } = await setup.tokens.create({ tenant, name: 't', scopes: parseScopes('all'), expiresAt: null });
+  await setup.close();
+  return {
+    dataDir,
+    env,
+    tenant,
+    token,
+    open,
+    drop: async () => {
+      if (admin) await run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A call to a child server's API with the token. */
+export async function call(port: number, token: string, method: string, urlPath: string, json?: unknown) {
+  const r = await fetch(`http://127.0.0.1:${port}/v1${urlPath}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await r.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: r.status, text, body: (text ? JSON.parse(text) : undefined) as any };
+}
