@@ -51,6 +51,24 @@ export interface StartOptions {
   notifications?: Partial<WorkerTimings>;
 }
 
+/** How long a stopping listener waits for the answers in flight before it cuts their connections. */
+const drainMs = 10_000;
+
+/**
+ * Closes a listener: idle keep-alive connections at once (Fastify's default), answers in flight
+ * given `drainMs` to finish. Without the bound, a client that stops reading a delivery (a
+ * kept-alive download it never consumes) held the stop until the keep-alive timeout (72 s).
+ */
+async function closeListener(app: FastifyInstance | Api): Promise<void> {
+  const cut = setTimeout(() => app.server.closeAllConnections(), drainMs);
+  cut.unref();
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}
+
 /** Opens the stores and the capabilities, starts both listeners and the background jobs. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = createLogger(
@@ -116,7 +134,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const close = () =>
       (closing ??= (async () => {
         for (const capability of capabilities) await capability.stop?.();
-        await Promise.all([api!.close(), cdn!.close()]);
+        await Promise.all([closeListener(api!), closeListener(cdn!)]);
         await closeCapabilities();
         await rateLimiter!.close();
         await ctx.close();
