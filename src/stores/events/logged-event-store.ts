@@ -51,6 +51,14 @@ type EngineLog = NonNullable<LoggedEventStoreOptions['log']>;
 
 /** Rollup answers kept (rollupRows); a full cache starts over. */
 const maxRollups = 10_000;
+/** Pages of events kept (pageRows), up to ~100 KB each; a full cache starts over. */
+const maxPages = 200;
+
+/** A read's answer kept under the tenant's change count it was read under (readUnchanged). */
+interface Unchanged<T> {
+  change: number;
+  value: Promise<T>;
+}
 
 export const logDefaults = {
   readWaitMs: 10_000,
@@ -93,7 +101,9 @@ export class LoggedEventStore implements EventStore {
    */
   private readonly tenantChanges = new Map<string, number>();
   /** Rollup counts (GET /datasets) by tenant, window start (minute) and datasets, under the tenant's change count. */
-  private readonly rollups = new Map<string, { change: number; rows: Promise<Array<[string, number]>> }>();
+  private readonly rollups = new Map<string, Unchanged<Array<[string, number]>>>();
+  /** Pages of events (POST /query) by tenant, filter, size and position, under the tenant's change count. */
+  private readonly pages = new Map<string, Unchanged<{ events: StoredEvent[]; more: boolean }>>();
   private readonly options: LoggedEventStoreOptions & Tuning;
   private readonly sqlDialect: SqlDialect;
 
@@ -295,8 +305,10 @@ export class LoggedEventStore implements EventStore {
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
-    await this.fresh();
-    const { events, more } = await this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+    const page = await this.pageRows(tenant, request);
+    // Copies: naming replaces each dataset id, and the kept page stays as the engine answered it.
+    const events = page.events.map((e) => ({ ...e }));
+    const { more } = page;
     await this.named(tenant, events, request.names);
     const last = events[events.length - 1];
     return { events, next: more && last ? { ts: last.ts, event_id: last.event_id } : undefined };
@@ -328,24 +340,56 @@ export class LoggedEventStore implements EventStore {
    * the same tables unseen, so it always reads.
    */
   private rollupRows(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {
-    const read = async () => {
+    return this.readUnchanged(this.rollups, maxRollups, tenant, `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`, async () => {
       await this.fresh();
       return this.engine.rollupCounts(tenant, datasetIds, sinceMs);
-    };
-    if (this.sqlDialect !== 'duckdb') return read();
-    const owner = tenantKey(tenant);
-    const key = `${owner}|${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`;
-    const change = this.tenantChanges.get(owner) ?? 0;
-    const entry = this.rollups.get(key);
-    if (entry?.change === change) return entry.rows;
-    const rows = read();
-    if (this.rollups.size >= maxRollups) this.rollups.clear();
-    this.rollups.set(key, { change, rows });
-    // A failed read is not an answer: the next request reads again.
-    rows.catch(() => {
-      if (this.rollups.get(key)?.rows === rows) this.rollups.delete(key);
     });
-    return rows;
+  }
+
+  /**
+   * A page of events as the engine answered it (dataset ids, not names), read again only when
+   * the tenant's events changed: the same page asked again (a dashboard refreshing a query, a
+   * client polling) cost a DuckDB scan and 100 events across the worker boundary each time.
+   * Exact as rollupRows is: the filter's SQL and values (relative times resolved) are the key,
+   * and the engine orders a page completely (ts, event_id). Shared: callers copy before changing.
+   */
+  private pageRows(tenant: Tenant, request: EventPageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
+    const read = async () => {
+      await this.fresh();
+      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+    };
+    const params = request.filter.params;
+    // Values only of the kinds JSON spells one way each (not dates, bigints, buffers): anything else is read.
+    if (!params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) return read();
+    const after = request.after ? `${request.after.ts}|${request.after.event_id}` : '';
+    const key = `${request.limit}|${after}|${JSON.stringify(params)}|${request.filter.where}`;
+    return this.readUnchanged(this.pages, maxPages, tenant, key, read);
+  }
+
+  /**
+   * `read`'s answer, kept in `cache` under `key` and the tenant's change count taken before it
+   * runs, and served again while that count is unchanged: every event of the tenant
+   * acknowledged before the answer is served was acknowledged before its read began, which
+   * waited for the loader to reach it. On ClickHouse other hosts may load events into the same
+   * tables unseen, so there it always reads.
+   */
+  private readUnchanged<T>(cache: Map<string, Unchanged<T>>, max: number, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+    // Closed or the worker gone: the read fails as every read does then (503), not served from here.
+    if (this.sqlDialect !== 'duckdb' || this.closed || this.engineError) return read();
+    const owner = tenantKey(tenant);
+    const fullKey = `${owner}|${key}`;
+    const change = this.tenantChanges.get(owner) ?? 0;
+    const entry = cache.get(fullKey);
+    if (entry?.change === change) return entry.value;
+    const value = read();
+    if (entry) cache.delete(fullKey);
+    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(fullKey, { change, value });
+    // A failed read is not an answer: the next request reads again.
+    value.catch(() => {
+      if (cache.get(fullKey)?.value === value) cache.delete(fullKey);
+    });
+    return value;
   }
 
   /** The tenant's stored events changed (rollupRows). */
