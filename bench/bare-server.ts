@@ -6,14 +6,22 @@
 //             header, declared schemas (params and query validated, body serialised), the token's
 //             SHA-256 looked up in a map, the three RateLimit headers, and one check of the SQLite
 //             change counter. No scopes, tenancy, cursors or rows: a floor, not a server.
+//   replay    (argv: PORT replay FILE) a bare node:http server answering each request with the
+//             bytes our server answered it once (FILE: bench/http.ts's capture of status, headers
+//             and body by method and path), after reading the request's body. What answering
+//             those same bytes costs at least, without any framework.
 import crypto from 'node:crypto';
 import path from 'node:path';
+import fs from 'node:fs';
+import http from 'node:http';
 import SQLite from 'better-sqlite3';
 import Fastify, { type FastifySchema, type onRequestHookHandler } from 'fastify';
 import { walChangeCounter } from '../src/stores/metadata/wal-change-counter.js';
+import type { Captured } from './support.js';
 
 const port = Number(process.argv[2]);
-const contract = process.argv[3] === 'contract';
+const mode = process.argv[3];
+const contract = mode === 'contract';
 const body = {
   members: [
     {
@@ -28,7 +36,26 @@ const body = {
   nextCursor: '',
 };
 
-if (!contract) {
+if (mode === 'replay') {
+  const captured = JSON.parse(fs.readFileSync(process.argv[4]!, 'utf8')) as Captured[];
+  const answers = new Map(captured.map((c) => [`${c.method} ${c.path}`, { status: c.status, headers: c.headers, body: Buffer.from(c.body) }]));
+  const server = http.createServer((request, response) => {
+    const answer = answers.get(`${request.method} ${request.url}`);
+    // The body is read to its end, as any server must before answering (POST /v1/query's).
+    request.resume();
+    request.once('end', () => {
+      if (!answer) {
+        response.writeHead(404).end();
+        return;
+      }
+      response.writeHead(answer.status, { ...answer.headers, 'content-length': answer.body.length });
+      response.end(answer.body);
+    });
+  });
+  // Our server's keep-alive timeout, so the client keeps its connections alike with both.
+  server.keepAliveTimeout = 72_000;
+  server.listen(port, '127.0.0.1');
+} else if (!contract) {
   const app = Fastify({ logger: false });
   app.get('/bare', async () => body);
   await app.listen({ port, host: '127.0.0.1' });

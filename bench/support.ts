@@ -41,6 +41,15 @@ export async function spawnServer(env: Record<string, string>): Promise<{ child:
   };
 }
 
+/** One answer of our server, captured once by bench/http.ts for bench/bare-server.ts's replay peer. */
+export interface Captured {
+  method: string;
+  path: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
 export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);

@@ -51,7 +51,7 @@ const summaryOf = (d: Dataset, eventsLast24h: number) => ({
 export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   const { store, datasets, schemas } = events;
   v1.addSchema(DatasetSummary);
-  const summaries = async (tenant: Tenant, list: Dataset[]) => {
+  const summaries = async (tenant: Tenant, list: readonly Dataset[]) => {
     const counts = await store.rollupCounts(tenant, list.map((d) => d.id), ctx.clock.now() - dayMs);
     return list.map((d) => summaryOf(d, counts.get(d.id) ?? 0));
   };

@@ -1,5 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
+import type { MetadataStore } from '../stores/metadata/database.js';
+import { precompile } from '../stores/metadata/precompiled.js';
 import type { PlanCatalogue } from '../plans/catalogue.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
@@ -38,12 +40,27 @@ const cacheTtlMs = 5_000;
 export class DatasetService {
   private readonly targets = new Map<string, { target: IngestTarget; expires: number }>();
   private readonly orgLocks = new Map<string, Promise<unknown>>();
+  private readonly db: Kysely<Database>;
+  /** Compiled once: GET /datasets and every POST /query read it. */
+  private readonly listActiveQuery;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly metadata: Pick<MetadataStore, 'db' | 'readMostly'>,
     private readonly plans: PlanCatalogue,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.db = metadata.db;
+    this.listActiveQuery = precompile(
+      (p) =>
+        scoped(this.db, { orgId: p('orgId'), projectId: p('projectId'), mode: p('mode') as Tenant['mode'] })
+          .selectFrom('datasets')
+          .selectAll()
+          .where('archived_at', 'is', null)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc'),
+      ['orgId', 'projectId', 'mode'],
+    );
+  }
 
   /** Serialises dataset creation per organisation, so two first ingests cannot pass the cap together. */
   private async withOrgLock<T>(orgId: string, work: () => Promise<T>): Promise<T> {
@@ -72,14 +89,13 @@ export class DatasetService {
     return dataset;
   }
 
-  async listActive(tenant: Tenant): Promise<Dataset[]> {
-    return scoped(this.db, tenant)
-      .selectFrom('datasets')
-      .selectAll()
-      .where('archived_at', 'is', null)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+  /**
+   * Read-mostly (MetadataStore.readMostly): datasets change far less often than they are listed
+   * and queried, and on SQLite the answer is read again once anything is written. The rows are
+   * shared between requests and must not be modified.
+   */
+  async listActive(tenant: Tenant): Promise<readonly Dataset[]> {
+    return this.metadata.readMostly(this.listActiveQuery({ orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode }));
   }
 
   /** id → name for the tenant's datasets (archived included), for StoredEvent.dataset. */

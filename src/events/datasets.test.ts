@@ -102,4 +102,24 @@ describe('datasets', () => {
     const writer = await s.token(s.tenants.a, ['logs:write']);
     assert.equal((await s.request('GET', '/datasets', { token: writer })).status, 403);
   });
+
+  test('events_last_24h follows each ingest, the window moving on and a delete, though the counts are served again until then', async () => {
+    // Tenant b, last: this moves the clock a day on.
+    const b = s.tenants.b;
+    const count = async () => Number((await list(b.token)).find((d) => d.name === 'counted')!.events_last_24h);
+    await ingest('counted', [{ event: 'e0' }], b.token);
+    const before = await count();
+    assert.equal(await count(), before);
+    await ingest('counted', [{ event: 'e1' }, { event: 'e2' }], b.token);
+    assert.equal(await count(), before + 2);
+    // 24 hours and a minute on, none of them is in the window any more.
+    s.clock.advance(86_400_000 + 60_000);
+    assert.equal(await count(), 0);
+    await ingest('counted', [{ event: 'e3' }], b.token);
+    assert.equal(await count(), 1);
+    const { store } = s.server.events;
+    const counted = (await s.server.events.datasets.listActive(b)).find((d) => d.name === 'counted')!;
+    await store.deleteBefore(b, counted.id, s.server.ctx.clock.now() + 60_000);
+    assert.equal(await count(), 0);
+  });
 });

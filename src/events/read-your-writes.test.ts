@@ -39,3 +39,35 @@ test('over HTTP: a read that cannot wait for the loader answers 503 storage_erro
     await s.close();
   }
 });
+
+test('over HTTP: the same page and counts asked again after an ingest, a rename or a retention delete are read again', async () => {
+  const s = await startTestServer();
+  try {
+    const page = async () => {
+      const r = await s.request('POST', '/query', { json: { q: 'dataset:again' } });
+      assert.equal(r.status, 200, r.text);
+      return (r.body as { events: Array<{ message: string; dataset: string }> }).events;
+    };
+    const count = async () => ((await s.request('GET', '/datasets')).body as { datasets: Array<{ name: string; events_last_24h: number }> }).datasets[0]?.events_last_24h;
+    await s.request('POST', '/datasets/again/ingest', { json: { event: 'e', message: 'first' } });
+    assert.deepEqual((await page()).map((e) => e.message), ['first']);
+    assert.deepEqual((await page()).map((e) => e.message), ['first']);
+    assert.equal(await count(), 1);
+    s.clock.advance(1);
+    await s.request('POST', '/datasets/again/ingest', { json: { event: 'e', message: 'second' } });
+    assert.deepEqual((await page()).map((e) => e.message), ['second', 'first']);
+    assert.equal(await count(), 2);
+    // Another tenant's events do not change this one's answer; its own page is its own.
+    await s.request('POST', '/datasets/again/ingest', { json: { event: 'e', message: 'theirs' }, token: s.tenants.b.token });
+    assert.deepEqual((await page()).map((e) => e.message), ['second', 'first']);
+    // A rename shows in the page served again (names are given per request).
+    assert.equal((await s.request('PATCH', '/datasets/again', { json: { name: 'renamed' } })).status, 200);
+    const renamed = await s.request('POST', '/query', { json: { q: 'dataset:renamed' } });
+    assert.deepEqual((renamed.body as { events: Array<{ dataset: string }> }).events.map((e) => e.dataset), ['renamed', 'renamed']);
+    const dataset = (await s.server.events.datasets.listActive(s.tenants.a)).find((d) => d.name === 'renamed')!;
+    await s.server.events.store.deleteBefore(s.tenants.a, dataset.id, s.server.ctx.clock.now() + 1);
+    assert.deepEqual(((await s.request('POST', '/query', { json: { q: 'dataset:renamed' } })).body as { events: unknown[] }).events, []);
+  } finally {
+    await s.close();
+  }
+});

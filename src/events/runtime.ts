@@ -45,7 +45,7 @@ export interface EventsRuntimeOptions {
  * socket (admin-socket.ts). With it, the store is an events node's, shared by every API process.
  */
 export async function openEventsRuntime(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
-  const datasets = new DatasetService(ctx.metadata.db, ctx.plans, ctx.clock);
+  const datasets = new DatasetService(ctx.metadata, ctx.plans, ctx.clock);
   const names: DatasetNameResolver = (tenant, ids) => datasets.namesOf(tenant, ids);
   const owner = !ctx.config.eventsUrl;
   // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.

@@ -44,3 +44,19 @@ export function toView(row: FilesTable, cdnUrl: string): FileView {
     updated_at: row.updated_at,
   };
 }
+
+const sharedViews = new WeakMap<FilesTable, { cdnUrl: string; view: FileView }>();
+
+/**
+ * toView of a row shared between requests (a read-mostly list's rows), made once per row and
+ * delivery address and shared as well: a page of files is listed far more often than its rows
+ * change, and building each view (its URL, its parsed tags) cost more than serving it. The view
+ * must not be modified.
+ */
+export function sharedView(row: FilesTable, cdnUrl: string): FileView {
+  const known = sharedViews.get(row);
+  if (known?.cdnUrl === cdnUrl) return known.view;
+  const view = toView(row, cdnUrl);
+  sharedViews.set(row, { cdnUrl, view });
+  return view;
+}

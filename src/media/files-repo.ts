@@ -1,10 +1,11 @@
-import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
-import type { Dialect } from '../stores/metadata/database.js';
+import type { Dialect, MetadataStore } from '../stores/metadata/database.js';
+import { precompile } from '../stores/metadata/precompiled.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { PageRequest } from '../pagination/page.js';
-import { keysetBefore } from '../pagination/keyset.js';
+import { keysetBefore, keysetValues } from '../pagination/keyset.js';
 import type { FilesTable } from './files-table.js';
 import './files-table.js';
 
@@ -15,15 +16,28 @@ export interface ListFilter {
 
 type FilesUpdate = UpdateQueryBuilder<Database, 'files', 'files', UpdateResult>;
 
+/** The values a list query takes; which of them a variant uses depends on its filter and page. */
+type ListParam = 'orgId' | 'projectId' | 'mode' | 'folder' | 'tag' | 'now' | 'afterAt' | 'afterId' | 'limit';
+type ListQuery = (values: Partial<Record<ListParam, unknown>>) => CompiledQuery<FilesTable>;
+
 /**
  * The `files` table. Tenant operations go through `scoped`; the three system paths
  * (delivery by key, purge, restore from opsctl) are deliberately cross-tenant and named so.
  */
 export class FilesRepo {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
-  ) {}
+  private readonly db: Kysely<Database>;
+  private readonly dialect: Dialect;
+  /**
+   * The list queries, compiled once per variant (active or deleted, first page or after a
+   * cursor, with or without folder and tag): building and compiling one with Kysely took
+   * longer than SQLite takes to run it, on every GET /media.
+   */
+  private readonly listQueries = new Map<string, ListQuery>();
+
+  constructor(private readonly metadata: Pick<MetadataStore, 'db' | 'dialect' | 'readMostly'>) {
+    this.db = metadata.db;
+    this.dialect = metadata.dialect;
+  }
 
   async insert(row: FilesTable): Promise<void> {
     await this.db.insertInto('files').values(row).execute();
@@ -50,10 +64,14 @@ export class FilesRepo {
   }
 
   /** Active files, newest first, `limit + 1` rows after the page's position. */
-  async list(tenant: Tenant, page: PageRequest, filter: ListFilter): Promise<FilesTable[]> {
-    let query = this.filtered(tenant, filter).where('deleted_at', 'is', null);
-    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  /**
+   * Read-mostly (MetadataStore.readMostly): a project's files change far less often than they
+   * are listed, and on SQLite the answer is read again as soon as anything is written. The rows
+   * are shared between requests and must not be modified.
+   */
+  async list(tenant: Tenant, page: PageRequest, filter: ListFilter): Promise<readonly FilesTable[]> {
+    const query = this.listQuery('active', page, filter);
+    return this.metadata.readMostly(query(this.listValues(tenant, page, filter)));
   }
 
   /**
@@ -62,20 +80,48 @@ export class FilesRepo {
    * out: it can no longer be restored. Served by the partial index files_tenant_deleted.
    */
   async listDeleted(tenant: Tenant, page: PageRequest, filter: ListFilter, now: string): Promise<FilesTable[]> {
-    let query = this.filtered(tenant, filter).where('deleted_at', 'is not', null).where('purges_at', '>', now);
-    if (page.after) query = query.where(keysetBefore('deleted_at', 'id', page.after));
-    return query.orderBy('deleted_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+    // Not read-mostly: `now` differs on every call, so no answer would ever be served twice.
+    const query = this.listQuery('deleted', page, filter);
+    return (await this.db.executeQuery(query({ ...this.listValues(tenant, page, filter), now }))).rows;
   }
 
-  private filtered(tenant: Tenant, filter: ListFilter) {
-    let query = scoped(this.db, tenant).selectFrom('files').selectAll();
-    if (filter.folder !== undefined) query = query.where('folder', '=', filter.folder);
-    if (filter.tag !== undefined) {
-      // tags is a JSON array and tags cannot contain `"` or `\`, so `"tag"` matches one whole element.
-      const needle = JSON.stringify(filter.tag);
-      const position = this.dialect === 'sqlite' ? sql<number>`instr(tags, ${needle})` : sql<number>`strpos(tags, ${needle})`;
-      query = query.where(position, '>', 0);
-    }
+  private listValues(tenant: Tenant, page: PageRequest, filter: ListFilter): Partial<Record<ListParam, unknown>> {
+    const values: Partial<Record<ListParam, unknown>> = { orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode, limit: page.limit + 1 };
+    if (filter.folder !== undefined) values.folder = filter.folder;
+    // tags is a JSON array and tags cannot contain `"` or `\`, so `"tag"` matches one whole element.
+    if (filter.tag !== undefined) values.tag = JSON.stringify(filter.tag);
+    if (page.after) [values.afterAt, values.afterId] = keysetValues(page.after);
+    return values;
+  }
+
+  /** The compiled list query of one variant, built on its first use. */
+  private listQuery(which: 'active' | 'deleted', page: PageRequest, filter: ListFilter): ListQuery {
+    const after = page.after !== undefined;
+    const folder = filter.folder !== undefined;
+    const tag = filter.tag !== undefined;
+    const key = `${which}:${after}:${folder}:${tag}`;
+    let query = this.listQueries.get(key);
+    if (query) return query;
+    const names: ListParam[] = ['orgId', 'projectId', 'mode', 'limit'];
+    if (folder) names.push('folder');
+    if (tag) names.push('tag');
+    if (after) names.push('afterAt', 'afterId');
+    if (which === 'deleted') names.push('now');
+    const at = which === 'active' ? 'created_at' : 'deleted_at';
+    query = precompile((p) => {
+      const tenant = { orgId: p('orgId'), projectId: p('projectId'), mode: p('mode') as Tenant['mode'] };
+      let q = scoped(this.db, tenant).selectFrom('files').selectAll();
+      if (folder) q = q.where('folder', '=', p('folder'));
+      if (tag) {
+        const needle = p('tag');
+        const position = this.dialect === 'sqlite' ? sql<number>`instr(tags, ${needle})` : sql<number>`strpos(tags, ${needle})`;
+        q = q.where(position, '>', 0);
+      }
+      q = which === 'active' ? q.where('deleted_at', 'is', null) : q.where('deleted_at', 'is not', null).where('purges_at', '>', p('now'));
+      if (after) q = q.where(keysetBefore(at, 'id', [p('afterAt'), p('afterId')]));
+      return q.orderBy(at, 'desc').orderBy('id', 'desc').limit(p('limit') as unknown as number);
+    }, names) as ListQuery;
+    this.listQueries.set(key, query);
     return query;
   }
 

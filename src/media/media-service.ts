@@ -48,7 +48,7 @@ export class MediaService {
     /** Where file urls point (the delivery listener). */
     readonly urls: PublicUrls,
   ) {
-    this.files = new FilesRepo(ctx.metadata.db, ctx.metadata.dialect);
+    this.files = new FilesRepo(ctx.metadata);
     this.reservations = new UploadReservations(ctx.metadata.db, ctx.quotas, ctx.clock);
   }
 

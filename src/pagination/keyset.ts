@@ -10,6 +10,12 @@ import type { CursorKey } from './cursor.js';
  * and skip every row of the earlier pages.
  */
 export function keysetBefore(first: string, second: string, key: CursorKey): RawBuilder<boolean> {
+  const [a, b] = keysetValues(key);
+  return sql<boolean>`(${sql.ref(first)}, ${sql.ref(second)}) < (${a}, ${b})`;
+}
+
+/** The two values of a keyset cursor (a precompiled query's parameters); any other key is the cursor's 400. */
+export function keysetValues(key: CursorKey): [CursorKey[number], CursorKey[number]] {
   if (key.length !== 2) throw badRequest('invalid cursor: pass the next_cursor value of the previous page of this same list, unchanged');
-  return sql<boolean>`(${sql.ref(first)}, ${sql.ref(second)}) < (${key[0]}, ${key[1]})`;
+  return [key[0]!, key[1]!];
 }

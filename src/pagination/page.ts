@@ -26,7 +26,10 @@ export class Paginator {
     return { limit: query.limit ?? 50, after };
   }
 
-  page<T>(rows: T[], request: PageRequest, list: string, owner: string, keyOf: (row: T) => CursorKey) {
+  page<T>(rows: T[], request: PageRequest, list: string, owner: string, keyOf: (row: T) => CursorKey): { items: T[]; nextCursor: string; hasMore: boolean };
+  /** Rows shared between requests (a read-mostly answer): the page is cut without copying them. */
+  page<T>(rows: readonly T[], request: PageRequest, list: string, owner: string, keyOf: (row: T) => CursorKey): { items: readonly T[]; nextCursor: string; hasMore: boolean };
+  page<T>(rows: readonly T[], request: PageRequest, list: string, owner: string, keyOf: (row: T) => CursorKey) {
     const hasMore = rows.length > request.limit;
     const items = hasMore ? rows.slice(0, request.limit) : rows;
     const last = items[items.length - 1];

@@ -37,7 +37,7 @@ export const maxGroups = 100;
 
 /** What the query service needs of the datasets: the tenant's active ones. */
 export interface ActiveDatasets {
-  listActive(tenant: Tenant): Promise<Array<{ id: string; name: string }>>;
+  listActive(tenant: Tenant): Promise<ReadonlyArray<{ id: string; name: string }>>;
 }
 
 /** One row of a group-by answer. */

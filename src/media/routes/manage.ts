@@ -6,7 +6,7 @@ import { PageQuery } from '../../pagination/page.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import { DateTime } from '../../http/schemas.js';
 import type { MediaService } from '../media-service.js';
-import { toView } from '../file-record.js';
+import { sharedView, toView } from '../file-record.js';
 import { FileId } from '../schemas.js';
 import { iso } from '../../shared/clock.js';
 
@@ -56,7 +56,8 @@ export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaServ
       const page = ctx.paginator.request(request.query, list, owner);
       const rows = await media.files.list(tenant, page, { folder, tag });
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.created_at, r.id]);
-      return { files: items.map((r) => toView(r, media.urls.cdn)), next_cursor: nextCursor, has_more: hasMore };
+      const cdnUrl = media.urls.cdn;
+      return { files: items.map((r) => sharedView(r, cdnUrl)), next_cursor: nextCursor, has_more: hasMore };
     },
   );
 

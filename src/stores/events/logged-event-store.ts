@@ -49,6 +49,17 @@ type Tuning = { [K in keyof typeof logDefaults]: number };
 
 type EngineLog = NonNullable<LoggedEventStoreOptions['log']>;
 
+/** Rollup answers kept (rollupRows); a full cache starts over. */
+const maxRollups = 10_000;
+/** Pages of events kept (pageRows), up to ~100 KB each; a full cache starts over. */
+const maxPages = 200;
+
+/** A read's answer kept under the tenant's change count it was read under (readUnchanged). */
+interface Unchanged<T> {
+  change: number;
+  value: Promise<T>;
+}
+
 export const logDefaults = {
   readWaitMs: 10_000,
   segmentBytes: 64 * 1024 * 1024,
@@ -84,6 +95,15 @@ export class LoggedEventStore implements EventStore {
   /** De-duplication checks run one at a time, so two retries of one id cannot both pass. */
   private dedupeLane: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /**
+   * Per tenant, a count that moves whenever its stored events change: each acknowledged append
+   * and each delete. A rollup count read under one value holds while it is unchanged.
+   */
+  private readonly tenantChanges = new Map<string, number>();
+  /** Rollup counts (GET /datasets) by tenant, window start (minute) and datasets, under the tenant's change count. */
+  private readonly rollups = new Map<string, Unchanged<Array<[string, number]>>>();
+  /** Pages of events (POST /query) by tenant, filter, size and position, under the tenant's change count. */
+  private readonly pages = new Map<string, Unchanged<{ events: StoredEvent[]; more: boolean }>>();
   private readonly options: LoggedEventStoreOptions & Tuning;
   private readonly sqlDialect: SqlDialect;
 
@@ -240,7 +260,11 @@ export class LoggedEventStore implements EventStore {
     const ingestedAt = this.options.now();
     try {
       const body = encodeBatch(tenant, ingestedAt, kept);
-      const range = await this.wal.append(body, kept.length, (r) => this.recent.add(tenant, r.firstSeq, kept.length, body));
+      // The tenant's events change when the append is over, acknowledged or failed (a failed
+      // write may still have reached the log): a read that started before is not served again.
+      const range = await this.wal
+        .append(body, kept.length, (r) => this.recent.add(tenant, r.firstSeq, kept.length, body))
+        .finally(() => this.changed(tenant));
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
@@ -281,8 +305,10 @@ export class LoggedEventStore implements EventStore {
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
-    await this.fresh();
-    const { events, more } = await this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+    const page = await this.pageRows(tenant, request);
+    // Copies: naming replaces each dataset id, and the kept page stays as the engine answered it.
+    const events = page.events.map((e) => ({ ...e }));
+    const { more } = page;
     await this.named(tenant, events, request.names);
     const last = events[events.length - 1];
     return { events, next: more && last ? { ts: last.ts, event_id: last.event_id } : undefined };
@@ -301,9 +327,75 @@ export class LoggedEventStore implements EventStore {
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
     const counts = new Map<string, number>(datasetIds.map((id) => [id, 0]));
     if (!datasetIds.length) return counts;
-    await this.fresh();
-    for (const [id, n] of await this.engine.rollupCounts(tenant, datasetIds, sinceMs)) counts.set(id, n);
+    for (const [id, n] of await this.rollupRows(tenant, datasetIds, sinceMs)) counts.set(id, n);
     return counts;
+  }
+
+  /**
+   * The rollup's sums, read again only when the tenant's events changed (an append or delete
+   * since) or the window moved to another minute: GET /datasets is asked far more often than
+   * that, and each DuckDB read cost ~2 ms of CPU. Exact: the sums are over whole minutes from
+   * the window's first, and the change count is taken before the read waits for the loader
+   * (read-your-writes holds as for any read). On ClickHouse other hosts may load events into
+   * the same tables unseen, so it always reads.
+   */
+  private rollupRows(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {
+    return this.readUnchanged(this.rollups, maxRollups, tenant, `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`, async () => {
+      await this.fresh();
+      return this.engine.rollupCounts(tenant, datasetIds, sinceMs);
+    });
+  }
+
+  /**
+   * A page of events as the engine answered it (dataset ids, not names), read again only when
+   * the tenant's events changed: the same page asked again (a dashboard refreshing a query, a
+   * client polling) cost a DuckDB scan and 100 events across the worker boundary each time.
+   * Exact as rollupRows is: the filter's SQL and values (relative times resolved) are the key,
+   * and the engine orders a page completely (ts, event_id). Shared: callers copy before changing.
+   */
+  private pageRows(tenant: Tenant, request: EventPageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
+    const read = async () => {
+      await this.fresh();
+      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+    };
+    const params = request.filter.params;
+    // Values only of the kinds JSON spells one way each (not dates, bigints, buffers): anything else is read.
+    if (!params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) return read();
+    const after = request.after ? `${request.after.ts}|${request.after.event_id}` : '';
+    const key = `${request.limit}|${after}|${JSON.stringify(params)}|${request.filter.where}`;
+    return this.readUnchanged(this.pages, maxPages, tenant, key, read);
+  }
+
+  /**
+   * `read`'s answer, kept in `cache` under `key` and the tenant's change count taken before it
+   * runs, and served again while that count is unchanged: every event of the tenant
+   * acknowledged before the answer is served was acknowledged before its read began, which
+   * waited for the loader to reach it. On ClickHouse other hosts may load events into the same
+   * tables unseen, so there it always reads.
+   */
+  private readUnchanged<T>(cache: Map<string, Unchanged<T>>, max: number, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+    // Closed or the worker gone: the read fails as every read does then (503), not served from here.
+    if (this.sqlDialect !== 'duckdb' || this.closed || this.engineError) return read();
+    const owner = tenantKey(tenant);
+    const fullKey = `${owner}|${key}`;
+    const change = this.tenantChanges.get(owner) ?? 0;
+    const entry = cache.get(fullKey);
+    if (entry?.change === change) return entry.value;
+    const value = read();
+    if (entry) cache.delete(fullKey);
+    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(fullKey, { change, value });
+    // A failed read is not an answer: the next request reads again.
+    value.catch(() => {
+      if (cache.get(fullKey)?.value === value) cache.delete(fullKey);
+    });
+    return value;
+  }
+
+  /** The tenant's stored events changed (rollupRows). */
+  private changed(tenant: Tenant): void {
+    const owner = tenantKey(tenant);
+    this.tenantChanges.set(owner, (this.tenantChanges.get(owner) ?? 0) + 1);
   }
 
   async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
@@ -313,7 +405,13 @@ export class LoggedEventStore implements EventStore {
 
   async deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
     await this.fresh();
-    return this.engine.deleteBefore(tenant, datasetId, beforeMs);
+    // Before and after: a read during the delete may see part of it.
+    this.changed(tenant);
+    try {
+      return await this.engine.deleteBefore(tenant, datasetId, beforeMs);
+    } finally {
+      this.changed(tenant);
+    }
   }
 
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
