@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { exited, freePort } from '../test-support/test-process.js';
+import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
 import { FilesRepo } from '../media/files-repo.js';
 import { PublicUrls } from '../app/public-urls.js';
 import { ChannelService } from './channel-service.js';
@@ -14,7 +14,7 @@ test('two API processes on one store (serve --workers 2): each notification is s
   const store = await processStore('ops-notify-workers-');
   const receiver = await startReceiver([{ status: 200 }]);
   const port = await freePort();
-  const primary = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--workers', '2'], {
+  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
     env: { ...process.env, ...store.env, OPS_DATA_DIR: store.dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -25,7 +25,7 @@ test('two API processes on one store (serve --workers 2): each notification is s
       [1, 2, 3].map(async (i) => (await call(port, store.token, 'POST', '/channels', { name: `c${i}`, kind: 'webhook', url: receiver.url })).body.id as string),
     );
     // Stored by a third process with no worker of its own: only the two servers' workers send them.
-    const files = new FilesRepo(ctx.metadata.db, ctx.metadata.dialect);
+    const files = new FilesRepo(ctx.metadata);
     const service = new NotificationService(ctx.clock, new ChannelService(ctx.metadata.db, ctx.clock, true), new Outbox(ctx.metadata.db), files, new PublicUrls(ctx.config));
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
