@@ -18,6 +18,7 @@ import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
+import { openMonitors, type MonitorsCapability } from './monitors/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -33,6 +34,8 @@ export interface RunningServer {
   tail: TailCapability;
   /** Channels and the notification outbox: monitors call `notifications.notifications.enqueue`. */
   notifications: NotificationsCapability;
+  /** Monitors: CRUD, the threshold scheduler, match monitors on the write path. */
+  monitors: MonitorsCapability;
   /** The per-token rate limit: shared through Redis (OPS_REDIS_URL) or in process. */
   rateLimiter: RateLimiter;
   /** Addresses actually bound (port 0 picks a free one). */
@@ -92,6 +95,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
+    const monitors = opened(openMonitors(ctx, { notifications }));
     opened(openIdempotency(ctx, log));
     const dashboard = opened(openDashboard(ctx, log, urls));
 
@@ -121,7 +125,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await rateLimiter!.close();
         await ctx.close();
       })());
-    return { api, cdn, ctx, media, events, tail, notifications, rateLimiter, apiUrl, cdnUrl, close };
+    return { api, cdn, ctx, media, events, tail, notifications, monitors, rateLimiter, apiUrl, cdnUrl, close };
   } catch (error) {
     await api?.close();
     await cdn?.close();
