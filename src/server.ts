@@ -18,7 +18,7 @@ import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
-import { openMonitors, type MonitorsCapability } from './monitors/capability.js';
+import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -52,6 +52,8 @@ export interface StartOptions {
   events?: EventsRuntimeOptions;
   /** The delivery worker's timings (tests shrink the 10 s timeout and the backoff). */
   notifications?: Partial<WorkerTimings>;
+  /** The monitor scheduler's tick (tests call evaluateDue themselves). */
+  monitors?: MonitorsOptions;
 }
 
 /** Opens the stores and the capabilities, starts both listeners and the background jobs. */
@@ -95,7 +97,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
-    const monitors = opened(openMonitors(ctx, { notifications }));
+    const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openIdempotency(ctx, log));
     const dashboard = opened(openDashboard(ctx, log, urls));
 
