@@ -12,6 +12,7 @@ import { MonitorHistory } from './history.js';
 import { MonitorSchema } from './routes/schemas.js';
 import { registerMonitorRoutes } from './routes/monitors.js';
 import { registerHistoryRoutes } from './routes/history.js';
+import { registerPreviewRoutes } from './routes/preview.js';
 
 export interface MonitorsCapability extends Capability {
   monitors: MonitorService;
@@ -45,6 +46,7 @@ export function openMonitors(
       v1.addSchema(MonitorSchema);
       registerMonitorRoutes(v1, ctx, monitors);
       registerHistoryRoutes(v1, ctx, history);
+      registerPreviewRoutes(v1, ctx, queries);
     },
     start: () => evaluator.start(),
     stop: () => evaluator.stop(),

@@ -148,3 +148,28 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${id}`);
   });
 });
+
+describe('POST /monitors/preview', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ monitors: { tickMs: 3_600_000 } });
+  });
+  after(() => s.close());
+
+  test('points by bin(every) per group, and the runs of bins over the condition as firings', async () => {
+    const base = Math.floor(s.clock.now() / minute) * minute - 10 * minute;
+    // eu-1: 7 errors in each of two consecutive minutes; eu-2: 2 in one.
+    const events = [0, 1].flatMap((m) => Array.from({ length: 7 }, () => ({ ts: new Date(base + m * minute + 1_000).toISOString(), event: 'p', source: 'eu-1' })));
+    events.push(...Array.from({ length: 2 }, () => ({ ts: new Date(base + 1_000).toISOString(), event: 'p', source: 'eu-2' })));
+    assert.equal((await s.request('POST', '/datasets/app/ingest', { json: events })).status, 200);
+    const viewer = await s.token(s.tenants.a, ['monitors:read']);
+    const res = await s.request('POST', '/monitors/preview', { token: viewer, json: { q: 'event == "p" stats count() by source', window: '1m', condition: { op: '>', value: 5 } } });
+    assert.equal(res.status, 200, res.text);
+    const points = res.body.points as Array<{ ts: string; group: { source: string }; value: number }>;
+    assert.deepEqual(points.filter((p) => p.group.source === 'eu-1').map((p) => [p.ts, p.value]), [[new Date(base).toISOString(), 7], [new Date(base + minute).toISOString(), 7]]);
+    assert.deepEqual(res.body.firings, [{ group: { source: 'eu-1' }, from: new Date(base).toISOString(), to: new Date(base + 2 * minute).toISOString() }]);
+    const delayed = await s.request('POST', '/monitors/preview', { json: { q: 'event == "p" stats count() by source', condition: { op: '>', value: 5 }, for: '2m' } });
+    assert.deepEqual(delayed.body.firings, [], 'two minutes over it never lasts longer than for = 2m');
+    assert.equal((await s.request('POST', '/monitors/preview', { json: { q: 'event == "p"', condition: { op: '>', value: 5 } } })).body.error.code, 'soql_parse_error');
+  });
+});
