@@ -18,6 +18,7 @@ import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
+import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -33,6 +34,8 @@ export interface RunningServer {
   tail: TailCapability;
   /** Channels and the notification outbox: monitors call `notifications.notifications.enqueue`. */
   notifications: NotificationsCapability;
+  /** Monitors: CRUD, the threshold scheduler, match monitors on the write path. */
+  monitors: MonitorsCapability;
   /** The per-token rate limit: shared through Redis (OPS_REDIS_URL) or in process. */
   rateLimiter: RateLimiter;
   /** Addresses actually bound (port 0 picks a free one). */
@@ -49,6 +52,8 @@ export interface StartOptions {
   events?: EventsRuntimeOptions;
   /** The delivery worker's timings (tests shrink the 10 s timeout and the backoff). */
   notifications?: Partial<WorkerTimings>;
+  /** The monitor scheduler's tick (tests call evaluateDue themselves). */
+  monitors?: MonitorsOptions;
 }
 
 /** How long a stopping listener waits for the answers in flight before it cuts their connections. */
@@ -110,6 +115,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
+    const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openIdempotency(ctx, log));
     const dashboard = opened(openDashboard(ctx, log, urls));
 
@@ -139,7 +145,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await rateLimiter!.close();
         await ctx.close();
       })());
-    return { api, cdn, ctx, media, events, tail, notifications, rateLimiter, apiUrl, cdnUrl, close };
+    return { api, cdn, ctx, media, events, tail, notifications, monitors, rateLimiter, apiUrl, cdnUrl, close };
   } catch (error) {
     await api?.close();
     await cdn?.close();

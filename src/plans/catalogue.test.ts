@@ -27,6 +27,18 @@ test('OPS_PLANS_FILE replaces and adds plans', () => {
   assert.equal(plans.firstWithLiveTail(), 'free');
 });
 
+test('monitors per plan (DECISIONS.md §18); a plans file without `monitors` keeps the default of that name, else 3', () => {
+  const defaults = PlanCatalogue.load(undefined);
+  assert.deepEqual(['free', 'starter', 'pro', 'enterprise'].map((p) => defaults.limits(p).monitors), [3, 20, 100, 1000]);
+  const limits = { max_file_bytes: 5, storage_bytes: 100, datasets: 1, retention_days: 1, live_tail: true, events_month: null, queries_month: 3 };
+  const plans = PlanCatalogue.load(write({ plans: { pro: limits, studio: limits, big: { ...limits, monitors: null }, two: { ...limits, monitors: 2 } } }));
+  assert.equal(plans.limits('pro').monitors, 100);
+  assert.equal(plans.limits('studio').monitors, 3);
+  assert.equal(plans.limits('big').monitors, null);
+  assert.equal(plans.limits('two').monitors, 2);
+  assert.throws(() => PlanCatalogue.load(write({ plans: { x: { ...limits, monitors: -1 } } })), /OPS_PLANS_FILE: \/plans\/x/);
+});
+
 test('a bad plans file is refused with a message naming OPS_PLANS_FILE and the bad field', () => {
   assert.throws(() => PlanCatalogue.load(write('{not json')), /OPS_PLANS_FILE: cannot read/);
   assert.throws(() => PlanCatalogue.load(write({ plans: { x: { max_file_bytes: 'big' } } })), /OPS_PLANS_FILE: \/plans\/x/);

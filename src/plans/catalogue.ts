@@ -13,6 +13,8 @@ export const PlanLimitsSchema = Type.Object(
     live_tail: Type.Boolean(),
     events_month: limit,
     queries_month: limit,
+    /** Monitors per organisation (DECISIONS.md §18); a plans file may leave it out (below). */
+    monitors: limit,
   },
   { additionalProperties: false },
 );
@@ -20,7 +22,9 @@ export const PlanLimitsSchema = Type.Object(
 /** A plan's limits; `null` means unlimited. */
 export type PlanLimits = Static<typeof PlanLimitsSchema>;
 
-const PlansFileSchema = Type.Object({ plans: Type.Record(Type.String({ minLength: 1 }), PlanLimitsSchema) });
+/** A plans file written before monitors existed stays valid: `monitors` is optional there. */
+const FilePlanSchema = Type.Composite([Type.Omit(PlanLimitsSchema, ['monitors']), Type.Object({ monitors: Type.Optional(limit) })], { additionalProperties: false });
+const PlansFileSchema = Type.Object({ plans: Type.Record(Type.String({ minLength: 1 }), FilePlanSchema) });
 
 const MB = 1_000_000;
 const GB = 1_000 * MB;
@@ -28,10 +32,10 @@ const TB = 1_000 * GB;
 
 /** DECISIONS.md §8, cheapest first. */
 const defaults: Record<string, PlanLimits> = {
-  free: { max_file_bytes: 10 * MB, storage_bytes: 1 * GB, datasets: 3, retention_days: 7, live_tail: false, events_month: 1_000_000, queries_month: 10_000 },
-  starter: { max_file_bytes: 50 * MB, storage_bytes: 25 * GB, datasets: 10, retention_days: 14, live_tail: false, events_month: 20_000_000, queries_month: 100_000 },
-  pro: { max_file_bytes: 250 * MB, storage_bytes: 250 * GB, datasets: 50, retention_days: 30, live_tail: true, events_month: 500_000_000, queries_month: 1_000_000 },
-  enterprise: { max_file_bytes: 250 * MB, storage_bytes: 5 * TB, datasets: 500, retention_days: 90, live_tail: true, events_month: null, queries_month: null },
+  free: { max_file_bytes: 10 * MB, storage_bytes: 1 * GB, datasets: 3, retention_days: 7, live_tail: false, events_month: 1_000_000, queries_month: 10_000, monitors: 3 },
+  starter: { max_file_bytes: 50 * MB, storage_bytes: 25 * GB, datasets: 10, retention_days: 14, live_tail: false, events_month: 20_000_000, queries_month: 100_000, monitors: 20 },
+  pro: { max_file_bytes: 250 * MB, storage_bytes: 250 * GB, datasets: 50, retention_days: 30, live_tail: true, events_month: 500_000_000, queries_month: 1_000_000, monitors: 100 },
+  enterprise: { max_file_bytes: 250 * MB, storage_bytes: 5 * TB, datasets: 500, retention_days: 90, live_tail: true, events_month: null, queries_month: null, monitors: 1000 },
 };
 
 export class PlanCatalogue {
@@ -51,7 +55,10 @@ export class PlanCatalogue {
         const first = Value.Errors(PlansFileSchema, parsed).First();
         throw new Error(`OPS_PLANS_FILE: ${first?.path || '/'} ${first?.message ?? 'is invalid'}`);
       }
-      for (const [name, limits] of Object.entries(parsed.plans)) plans.set(name, limits);
+      // A plan without `monitors` keeps the default plan's of that name, else the cheapest's (3).
+      for (const [name, limits] of Object.entries(parsed.plans)) {
+        plans.set(name, { ...limits, monitors: limits.monitors !== undefined ? limits.monitors : (defaults[name]?.monitors ?? defaults.free!.monitors) });
+      }
     }
     return new PlanCatalogue(plans);
   }

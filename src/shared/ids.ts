@@ -19,6 +19,8 @@ export const newId = {
   channel: () => `ch_${ulid()}`,
   delivery: () => `dlv_${ulid()}`,
   attempt: () => `att_${ulid()}`,
+  monitor: () => `mon_${ulid()}`,
+  monitorChange: () => `mch_${ulid()}`,
   request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
 

@@ -11,6 +11,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Mode, Tenant } from '../tenancy/tenant.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
 import type { WorkerTimings } from '../notifications/delivery-worker.js';
+import type { MonitorsOptions } from '../monitors/capability.js';
 
 /** One tenant of the matrix, with a token holding every scope. */
 export interface TestTenant extends Tenant {
@@ -63,6 +64,8 @@ export interface TestServerOptions {
   events?: EventsRuntimeOptions;
   /** The notification worker's timings (a shorter timeout and backoff). */
   notifications?: Partial<WorkerTimings>;
+  /** The monitor scheduler (a long tick: the test calls `server.monitors.evaluateDue()`). */
+  monitors?: MonitorsOptions;
 }
 
 /** PostgreSQL leg: OPS_TEST_DATABASE_URL names a server; each test server gets its own database. */
@@ -140,7 +143,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       done();
     },
   });
-  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications });
+  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications, monitors: options.monitors });
   const { ctx } = server;
 
   const token = async (tenant: Tenant, scopes: Scope[] | 'all', opts: { mode?: Mode; expiresAt?: string } = {}) => {

@@ -44,6 +44,7 @@ describe('usage and billing', () => {
       live_tail: false,
       events_month: 1_000_000,
       queries_month: 10_000,
+      monitors: 3,
     });
     await s.server.ctx.orgs.setPlan(s.tenants.b.orgId, 'enterprise');
     const changedAt = Date.now();

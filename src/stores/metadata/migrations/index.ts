@@ -9,6 +9,7 @@ import * as dashboard from './0007-dashboard.js';
 import * as tokenOwners from './0008-token-owners.js';
 import * as filesDeleted from './0009-files-deleted.js';
 import * as notifications from './0010-notifications.js';
+import * as monitors from './0011-monitors.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008-token-owners': tokenOwners,
   '0009-files-deleted': filesDeleted,
   '0010-notifications': notifications,
+  '0011-monitors': monitors,
 };

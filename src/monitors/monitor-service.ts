@@ -1,0 +1,122 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../stores/metadata/schema.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import type { PlanCatalogue } from '../plans/catalogue.js';
+import type { ChannelService } from '../notifications/channel-service.js';
+import { scoped } from '../tenancy/scoped.js';
+import { AppError, badRequest, notFound } from '../errors/app-error.js';
+import { newId } from '../shared/ids.js';
+import { iso, type Clock } from '../shared/clock.js';
+import type { PageRequest } from '../pagination/page.js';
+import { keysetBefore } from '../pagination/keyset.js';
+import { checkMonitor, inputOf, type MonitorInput } from './monitor.js';
+import type { MonitorsTable } from './tables.js';
+import './tables.js';
+
+/** Monitors of a project and mode (DECISIONS.md §18), always through scoped(). */
+export class MonitorService {
+  private readonly orgLocks = new Map<string, Promise<unknown>>();
+  /** Called after any change of a tenant's monitors (the match cache forgets the tenant). */
+  onChanged: (tenant: Tenant) => void = () => {};
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly plans: PlanCatalogue,
+    private readonly channels: ChannelService,
+  ) {}
+
+  async create(tenant: Tenant, plan: string, input: MonitorInput): Promise<MonitorsTable> {
+    const columns = checkMonitor(input);
+    await this.checkChannels(tenant, input.channel_ids);
+    return this.withOrgLock(tenant.orgId, async () => {
+      const cap = this.plans.limits(plan).monitors;
+      const used = await this.countOfOrg(tenant.orgId);
+      if (cap !== null && used >= cap) {
+        throw new AppError('quota_exceeded', `the plan allows ${cap} monitors and all are in use; delete one or upgrade the plan`, {
+          metric: 'monitors',
+          quotas: [{ metric: 'monitors', used, limit: cap, cumulative: true }],
+        });
+      }
+      const now = iso(this.clock.now());
+      const row: MonitorsTable = {
+        id: newId.monitor(),
+        ...scoped(this.db, tenant).row,
+        ...columns,
+        next_eval_at: columns.kind === 'threshold' ? now : null,
+        lease_until: null,
+        lease_owner: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await this.db.insertInto('monitors').values(row).execute();
+      this.onChanged(tenant);
+      return row;
+    });
+  }
+
+  async get(tenant: Tenant, id: string): Promise<MonitorsTable> {
+    const row = await scoped(this.db, tenant).selectFrom('monitors').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound(`no monitor ${id}`);
+    return row;
+  }
+
+  /** Newest first, `limit + 1` rows after the page's position. */
+  async list(tenant: Tenant, page: PageRequest): Promise<MonitorsTable[]> {
+    let query = scoped(this.db, tenant).selectFrom('monitors').selectAll();
+    if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  }
+
+  /** The tenant's match monitors (the write path's cache fills from here). */
+  async matchMonitors(tenant: Tenant): Promise<MonitorsTable[]> {
+    return scoped(this.db, tenant).selectFrom('monitors').selectAll().where('kind', '=', 'match').execute();
+  }
+
+  /** Merges the patch over the stored monitor and checks the whole again; `kind` cannot change. */
+  async update(tenant: Tenant, id: string, patch: Partial<MonitorInput>): Promise<MonitorsTable> {
+    const row = await this.get(tenant, id);
+    if (patch.kind !== undefined && patch.kind !== row.kind) throw badRequest('kind: cannot change; create a new monitor', { field: 'kind' });
+    const columns = checkMonitor({ ...inputOf(row), ...patch, kind: row.kind });
+    if (patch.channel_ids) await this.checkChannels(tenant, patch.channel_ids);
+    const now = iso(this.clock.now());
+    // A changed query or schedule is evaluated at once, by whichever process claims it first.
+    const changes: Partial<MonitorsTable> = { ...columns, updated_at: now, ...(row.kind === 'threshold' ? { next_eval_at: now } : {}) };
+    await scoped(this.db, tenant).updateTable('monitors').set(changes).where('id', '=', id).execute();
+    this.onChanged(tenant);
+    return { ...row, ...changes };
+  }
+
+  /** Deletes the monitor with its group states and history of state changes. */
+  async remove(tenant: Tenant, id: string): Promise<void> {
+    const result = await scoped(this.db, tenant).deleteFrom('monitors').where('id', '=', id).executeTakeFirst();
+    if (Number(result.numDeletedRows) !== 1) throw notFound(`no monitor ${id}`);
+    await scoped(this.db, tenant).deleteFrom('monitor_groups').where('monitor_id', '=', id).execute();
+    await scoped(this.db, tenant).deleteFrom('monitor_changes').where('monitor_id', '=', id).execute();
+    this.onChanged(tenant);
+  }
+
+  /** Channel ids must be this tenant's: another tenant's (or an unknown) id is a 400 naming it. */
+  private async checkChannels(tenant: Tenant, ids: readonly string[]): Promise<void> {
+    const found = new Set((await this.channels.some(tenant, ids)).map((c) => c.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length) throw badRequest(`channel_ids: no channel ${missing.join(', ')} in this project and mode`, { field: 'channel_ids' });
+  }
+
+  /** Monitors of the organisation (all projects and modes): the plan's cap is the organisation's. */
+  private async countOfOrg(orgId: string): Promise<number> {
+    const row = await this.db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  private async withOrgLock<T>(orgId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.orgLocks.get(orgId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.orgLocks.set(orgId, settled);
+    void settled.then(() => {
+      if (this.orgLocks.get(orgId) === settled) this.orgLocks.delete(orgId);
+    });
+    return next;
+  }
+}

@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import type { Api } from '../../http/types.js';
+import type { AppContext } from '../../app/context.js';
+import { requireAuth } from '../../auth/auth-plugin.js';
+import { PageQuery } from '../../pagination/page.js';
+import { tenantKey } from '../../tenancy/tenant.js';
+import type { MonitorService } from '../monitor-service.js';
+import { toMonitorView } from '../monitor.js';
+import { CreateMonitorBody, IdParams, MonitorSchema, PatchMonitorBody } from './schemas.js';
+
+const tags = ['monitors'];
+
+/** POST/GET /monitors, GET/PATCH/DELETE /monitors/{id} (DECISIONS.md §18). */
+export function registerMonitorRoutes(v1: Api, ctx: AppContext, monitors: MonitorService): void {
+  v1.post(
+    '/monitors',
+    {
+      config: { scope: 'monitors:write' },
+      schema: {
+        tags,
+        summary: 'Create a threshold or match monitor',
+        description: "Counts toward the plan's `monitors` (per organisation); past it 402 quota_exceeded with metric `monitors`.",
+        body: CreateMonitorBody,
+        response: { 201: Type.Ref(MonitorSchema) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant, plan } = requireAuth(request);
+      return reply.code(201).send(toMonitorView(await monitors.create(tenant, plan, request.body)));
+    },
+  );
+
+  v1.get(
+    '/monitors',
+    {
+      config: { scope: 'monitors:read' },
+      schema: {
+        tags,
+        summary: "List this project's monitors, newest first",
+        querystring: PageQuery,
+        response: { 200: Type.Object({ monitors: Type.Array(Type.Ref(MonitorSchema)), next_cursor: Type.String(), has_more: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      const owner = tenantKey(tenant);
+      const page = ctx.paginator.request(request.query, 'monitors', owner);
+      const rows = await monitors.list(tenant, page);
+      const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, 'monitors', owner, (m) => [m.created_at, m.id]);
+      return { monitors: items.map(toMonitorView), next_cursor: nextCursor, has_more: hasMore };
+    },
+  );
+
+  v1.get(
+    '/monitors/:id',
+    { config: { scope: 'monitors:read' }, schema: { tags, summary: 'Get a monitor', params: IdParams, response: { 200: Type.Ref(MonitorSchema) } } },
+    async (request) => toMonitorView(await monitors.get(requireAuth(request).tenant, request.params.id)),
+  );
+
+  v1.patch(
+    '/monitors/:id',
+    {
+      config: { scope: 'monitors:write' },
+      schema: {
+        tags,
+        summary: 'Change a monitor (mute it with muted_until); its kind cannot change',
+        params: IdParams,
+        body: PatchMonitorBody,
+        response: { 200: Type.Ref(MonitorSchema) },
+      },
+    },
+    async (request) => toMonitorView(await monitors.update(requireAuth(request).tenant, request.params.id, request.body)),
+  );
+
+  v1.delete(
+    '/monitors/:id',
+    {
+      config: { scope: 'monitors:write' },
+      schema: { tags, summary: 'Delete a monitor with its states and history', params: IdParams, response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) } },
+    },
+    async (request) => {
+      await monitors.remove(requireAuth(request).tenant, request.params.id);
+      return { id: request.params.id, deleted: true as const };
+    },
+  );
+}

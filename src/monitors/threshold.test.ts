@@ -1,0 +1,175 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../test-support/test-server.js';
+import { startReceiver } from '../notifications/test-receiver.js';
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+const minute = 60_000;
+
+describe('threshold monitors: evaluation, state per group, notifications at a real receiver', () => {
+  let s: TestServer;
+  const receivers: Receiver[] = [];
+  before(async () => {
+    // A long tick: each test moves the clock and calls evaluateDue() itself.
+    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+  });
+  after(async () => {
+    await s.close();
+    for (const r of receivers) await r.close();
+  });
+
+  const channel = async (): Promise<[string, Receiver]> => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const res = await s.request('POST', '/channels', { json: { name: 'hook', kind: 'webhook', url: receiver.url } });
+    return [res.body.id, receiver];
+  };
+  const monitor = async (json: object): Promise<string> => {
+    const res = await s.request('POST', '/monitors', { json: { name: 'm', kind: 'threshold', window: '1m', ...json } });
+    assert.equal(res.status, 201, res.text);
+    return res.body.id;
+  };
+  const ingest = async (event: string, counts: Record<string, number>, payload: object = {}) => {
+    const ts = new Date(s.clock.now() - 1_000).toISOString();
+    const events = Object.entries(counts).flatMap(([source, n]) => Array.from({ length: n }, () => ({ ts, event, source, severity: 'error', payload })));
+    const res = await s.request('POST', '/datasets/app/ingest', { json: events });
+    assert.equal(res.status, 200, res.text);
+  };
+  const evaluate = async (advanceMs: number) => {
+    s.clock.advance(advanceMs);
+    await s.server.monitors.evaluateDue();
+  };
+  const history = async (id: string) => (await s.request('GET', `/monitors/${id}/history?limit=100`)).body.history as Array<{ type: string; from?: string; to?: string; group?: object; delivery?: { status: string } }>;
+  const bodies = (r: Receiver) => r.received.map((x) => JSON.parse(x.body) as { status: string; group: { source?: string }; value: number; events: unknown[]; condition: unknown; window: { from: string; to: string }; url: string; events_total: number });
+
+  test('error count by source over 1m > 5 fires for exactly the sources over it, and resolves when they fall back', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "t1" AND severity >= error stats count() by source', condition: { op: '>', value: 5 }, channel_ids: [ch] });
+    await ingest('t1', { 'eu-1': 7, 'eu-2': 3, 'us-1': 6 });
+    await evaluate(0);
+    await receiver.waitFor(2);
+    const fired = bodies(receiver).sort((a, b) => String(a.group.source).localeCompare(String(b.group.source)));
+    assert.deepEqual(fired.map((b) => [b.status, b.group, b.value]), [['firing', { source: 'eu-1' }, 7], ['firing', { source: 'us-1' }, 6]]);
+    assert.deepEqual(fired[0]!.condition, { op: '>', value: 5 });
+    assert.equal(fired[0]!.events.length, 7);
+    assert.equal(fired[0]!.events_total, 7);
+    assert.ok((fired[0]!.events as Array<{ source: string }>).every((e) => e.source === 'eu-1'));
+    assert.equal(Date.parse(fired[0]!.window.to) - Date.parse(fired[0]!.window.from), minute);
+    assert.match(fired[0]!.url, /\/dashboard\/\?q=/);
+    // Still over it a minute later (fresh events): no second notification before `repeat` (4 h).
+    s.clock.advance(minute);
+    await ingest('t1', { 'eu-1': 6 });
+    await evaluate(0);
+    // Then nothing: both resolve, each notified once.
+    await evaluate(minute);
+    await receiver.waitFor(4);
+    const resolved = bodies(receiver).slice(2);
+    assert.deepEqual(resolved.map((b) => b.status).sort(), ['resolved', 'resolved']);
+    const changes = (await history(id)).filter((h) => h.type === 'state_change');
+    assert.equal(changes.length, 4);
+    assert.equal((await history(id)).filter((h) => h.type === 'notification').length, 4);
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
+  test('`for` delays firing: pending first, firing once the condition held that long', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "t2" stats count()', condition: { op: '>=', value: 2 }, for: '2m', channel_ids: [ch] });
+    await ingest('t2', { a: 2 });
+    await evaluate(0);
+    s.clock.advance(minute);
+    await ingest('t2', { a: 2 });
+    await evaluate(0);
+    assert.equal(receiver.received.length, 0);
+    assert.deepEqual((await history(id)).map((h) => h.to), ['pending']);
+    s.clock.advance(minute);
+    await ingest('t2', { a: 2 });
+    await evaluate(0);
+    await receiver.waitFor(1);
+    assert.equal(bodies(receiver)[0]!.status, 'firing');
+    assert.deepEqual((await history(id)).filter((h) => h.type === 'state_change').map((h) => h.to), ['firing', 'pending']);
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
+  test('no_data: alerting fires on a window without a value, ok does not', async () => {
+    const [ch, receiver] = await channel();
+    const q = 'event == "t3" stats avg(payload.ms)';
+    const alerting = await monitor({ q, condition: { op: '>', value: 100 }, no_data: 'alerting', channel_ids: [ch] });
+    const ok = await monitor({ q, condition: { op: '>', value: 100 }, channel_ids: [ch] });
+    await evaluate(0);
+    await receiver.waitFor(1);
+    assert.equal(bodies(receiver)[0]!.status, 'firing');
+    assert.equal(bodies(receiver)[0]!.value, null);
+    assert.equal((await history(alerting)).filter((h) => h.type === 'notification').length, 1);
+    assert.equal((await history(ok)).length, 0);
+    // Data below the threshold: the alerting one resolves.
+    s.clock.advance(minute);
+    await ingest('t3', { a: 1 }, { ms: 5 });
+    await evaluate(0);
+    await receiver.waitFor(2);
+    assert.equal(bodies(receiver)[1]!.status, 'resolved');
+    await s.request('DELETE', `/monitors/${alerting}`);
+    await s.request('DELETE', `/monitors/${ok}`);
+  });
+
+  test('repeat re-sends while firing; muted_until silences until the mute ends', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "t4" stats count()', condition: { op: '>', value: 0 }, repeat: '2m', channel_ids: [ch] });
+    await ingest('t4', { a: 1 });
+    await evaluate(0);
+    await receiver.waitFor(1);
+    s.clock.advance(minute);
+    await ingest('t4', { a: 1 });
+    await evaluate(0);
+    assert.equal((await history(id)).filter((h) => h.type === 'notification').length, 1, 'not again before repeat');
+    s.clock.advance(minute);
+    await ingest('t4', { a: 1 });
+    await evaluate(0);
+    await receiver.waitFor(2);
+    assert.deepEqual(bodies(receiver).map((b) => b.status), ['firing', 'firing']);
+
+    const [ch2, muted] = await channel();
+    const mutedId = await monitor({ q: 'event == "t4" stats count()', condition: { op: '>', value: 0 }, channel_ids: [ch2], muted_until: new Date(s.clock.now() + 10 * minute).toISOString() });
+    await ingest('t4', { a: 1 });
+    await evaluate(0);
+    assert.deepEqual((await history(mutedId)).map((h) => h.type + ':' + (h.to ?? '')), ['state_change:firing'], 'the state changes, nothing is sent');
+    const unmuted = await s.request('PATCH', `/monitors/${mutedId}`, { json: { muted_until: null } });
+    assert.equal(unmuted.status, 200, unmuted.text);
+    await ingest('t4', { a: 1 });
+    await evaluate(1_000);
+    await muted.waitFor(1);
+    assert.equal(bodies(muted)[0]!.status, 'firing', 'a group still firing is notified once the mute ends');
+    await s.request('DELETE', `/monitors/${id}`);
+    await s.request('DELETE', `/monitors/${mutedId}`);
+  });
+
+  test("history of another tenant's monitor is not found", async () => {
+    const id = await monitor({ q: 'stats count()', condition: { op: '>', value: 1e9 }, channel_ids: [] });
+    assert.equal((await s.request('GET', `/monitors/${id}/history`, { token: s.tenants.b.token })).status, 404);
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+});
+
+describe('POST /monitors/preview', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ monitors: { tickMs: 3_600_000 } });
+  });
+  after(() => s.close());
+
+  test('points by bin(every) per group, and the runs of bins over the condition as firings', async () => {
+    const base = Math.floor(s.clock.now() / minute) * minute - 10 * minute;
+    // eu-1: 7 errors in each of two consecutive minutes; eu-2: 2 in one.
+    const events = [0, 1].flatMap((m) => Array.from({ length: 7 }, () => ({ ts: new Date(base + m * minute + 1_000).toISOString(), event: 'p', source: 'eu-1' })));
+    events.push(...Array.from({ length: 2 }, () => ({ ts: new Date(base + 1_000).toISOString(), event: 'p', source: 'eu-2' })));
+    assert.equal((await s.request('POST', '/datasets/app/ingest', { json: events })).status, 200);
+    const viewer = await s.token(s.tenants.a, ['monitors:read']);
+    const res = await s.request('POST', '/monitors/preview', { token: viewer, json: { q: 'event == "p" stats count() by source', window: '1m', condition: { op: '>', value: 5 } } });
+    assert.equal(res.status, 200, res.text);
+    const points = res.body.points as Array<{ ts: string; group: { source: string }; value: number }>;
+    assert.deepEqual(points.filter((p) => p.group.source === 'eu-1').map((p) => [p.ts, p.value]), [[new Date(base).toISOString(), 7], [new Date(base + minute).toISOString(), 7]]);
+    assert.deepEqual(res.body.firings, [{ group: { source: 'eu-1' }, from: new Date(base).toISOString(), to: new Date(base + 2 * minute).toISOString() }]);
+    const delayed = await s.request('POST', '/monitors/preview', { json: { q: 'event == "p" stats count() by source', condition: { op: '>', value: 5 }, for: '2m' } });
+    assert.deepEqual(delayed.body.firings, [], 'two minutes over it never lasts longer than for = 2m');
+    assert.equal((await s.request('POST', '/monitors/preview', { json: { q: 'event == "p"', condition: { op: '>', value: 5 } } })).body.error.code, 'soql_parse_error');
+  });
+});
