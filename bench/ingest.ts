@@ -229,10 +229,44 @@ interface ClickHouseLoad {
   probeFailures: number;
 }
 
+interface ThreadCpu {
+  name: string;
+  threads: number;
+  perEvent: number;
+}
+
+/**
+ * CPU per event of each thread between two samples, grouped: the main thread (the event loop);
+ * the events worker thread (it names itself ops-events: loader, chunk building, the appender's
+ * synchronous calls); the threads it started, which inherit its name; the rest: libuv's pool,
+ * where DuckDB's asynchronous statements run (COMMIT, checkpoints) and the log's writev and
+ * fdatasync, DuckDB's task threads (started from the pool) and V8's platform threads (GC).
+ */
+function threadBreakdown(before: Map<number, { name: string; cpu: number }>, after: Map<number, { name: string; cpu: number }>, pid: number, events: number): ThreadCpu[] {
+  const groups = new Map<string, { threads: number; cpu: number }>();
+  const add = (name: string, cpu: number) => {
+    const g = groups.get(name) ?? { threads: 0, cpu: 0 };
+    g.threads++;
+    g.cpu += cpu;
+    groups.set(name, g);
+  };
+  const worker = Math.min(...[...after].filter(([, t]) => t.name === 'ops-events').map(([tid]) => tid));
+  for (const [tid, t] of after) {
+    const cpu = t.cpu - (before.get(tid)?.cpu ?? 0);
+    if (tid === pid) add('main thread (event loop)', cpu);
+    else if (tid === worker) add('events worker thread (loader: decode, chunks, appender calls)', cpu);
+    else if (t.name === 'ops-events') add("threads the worker started (DuckDB's: COMMIT, checkpoints)", cpu);
+    else add('other threads (libuv pool: DuckDB statements incl. COMMIT, writev, fdatasync; DuckDB tasks; V8 GC)', cpu);
+  }
+  return [...groups].map(([name, g]) => ({ name, threads: g.threads, perEvent: (g.cpu / events) * 1e6 })).sort((a, b) => b.perEvent - a.perEvent);
+}
+
 interface EngineRun {
   result: { eventsPerSecond: number; mbPerSecond: number; p50: number; p99: number; events: number };
   cpuPerEvent: number;
   systemPerEvent: number;
+  /** Server CPU per event during the saturated run by thread (groups of threads by name). */
+  threadCpu: ThreadCpu[];
   lags: number[];
   pacedResult: { p50: number; p99: number; requests: number };
   peakRss: number;
@@ -288,6 +322,24 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
     } catch {
       return { user: NaN, system: NaN };
     }
+  };
+  /** CPU seconds (user + system) of each thread of the server, by tid, with its name (Linux). */
+  const threadTimes = () => {
+    const times = new Map<number, { name: string; cpu: number }>();
+    try {
+      for (const tid of fs.readdirSync(`/proc/${server.child.pid}/task`)) {
+        try {
+          const fields = fs.readFileSync(`/proc/${server.child.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+          const name = fs.readFileSync(`/proc/${server.child.pid}/task/${tid}/comm`, 'utf8').trim();
+          times.set(Number(tid), { name, cpu: (Number(fields[11]) + Number(fields[12])) / 100 });
+        } catch {
+          // the thread ended
+        }
+      }
+    } catch {
+      // not Linux
+    }
+    return times;
   };
   const serverCpu = () => {
     const t = serverTimes();
@@ -384,6 +436,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
   let result;
   let cpuPerEvent: number;
   let systemPerEvent: number;
+  let threadCpu: ThreadCpu[];
   let lags: number[];
   let pacedResult;
   let load: ClickHouseLoad | undefined;
@@ -391,6 +444,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
     await run(2_000); // warm-up (JIT, first row groups)
     const timer = setInterval(sampleRss, 200);
     const cpuBefore = serverCpu();
+    const threadsBefore = threadTimes();
     const systemBefore = serverTimes().system;
     const chPids = clickhouse ? clickHouseServerPids() : [];
     const chCpuBefore = cpuSecondsOf(chPids);
@@ -409,6 +463,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
     done = true;
     const runEnded = performance.now();
     cpuPerEvent = ((serverCpu() - cpuBefore) / result.events) * 1e6;
+    threadCpu = threadBreakdown(threadsBefore, threadTimes(), server.child.pid!, result.events);
     systemPerEvent = ((serverTimes().system - systemBefore) / result.events) * 1e6;
     lags = await probing;
     if (clickhouse) {
@@ -457,7 +512,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
     agent.destroy();
     await server.stop();
   }
-  return { result, cpuPerEvent, systemPerEvent, lags, pacedResult, peakRss, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
+  return { result, cpuPerEvent, systemPerEvent, threadCpu, lags, pacedResult, peakRss, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
 }
 
 function printRun(title: string, shape: Shape, r: EngineRun, disk: string) {
@@ -469,6 +524,7 @@ function printRun(title: string, shape: Shape, r: EngineRun, disk: string) {
   console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
   console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
   console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; of which kernel ${fmt(systemPerEvent, 2)}; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
+  for (const t of r.threadCpu) if (t.perEvent >= 0.05) console.log(`    ${fmt(t.perEvent, 2).padStart(6)} µs/event  ${t.name}${t.threads > 1 ? ` (${t.threads} threads)` : ''}`);
   console.log(`  server peak RSS     ${fmt(peakRss / 1e6)} MB   (goal < 400)`);
   console.log(disk);
 }
