@@ -319,7 +319,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
 
   let peakRss = 0;
   /** The peak until the end of the saturated run (warm-up included), before the paced run. */
-  let peakRssSaturated = 0;
+  let peakRssSaturated: number;
   /** utime and stime of the server process, in seconds (Linux). */
   const serverTimes = () => {
     try {
