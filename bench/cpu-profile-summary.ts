@@ -19,6 +19,9 @@ interface Profile {
   timeDeltas: number[];
 }
 
+// Piped into head: stop quietly when the reader goes.
+process.stdout.on('error', () => process.exit(0));
+
 const args = process.argv.slice(2);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args.splice(topAt, 2)[1]) : 30;
