@@ -1,7 +1,8 @@
 // npm run bench:ingest — sustained NDJSON ingest over HTTP (1,000 events per request, several
 // concurrent clients) against the machine's limits measured in the same run: the same bytes
 // through JSON.parse alone, and a bare DuckDB appender. Prints events/s, MB/s, p99, peak RSS
-// and bytes on disk per event against the raw NDJSON.
+// and bytes on disk per event against the raw NDJSON. Two event shapes, each against a fresh
+// server (BENCH_SHAPES=standard,realistic picks; see Shape below), then both side by side.
 //
 // Then the same load against a server whose events go to ClickHouse (OPS_EVENTS_URL=clickhouse://…,
 // a database of this run's own; bench/clickhouse-support.ts says which ClickHouse, or one line
@@ -18,46 +19,108 @@ import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { schemaSql } from '../src/stores/events/duckdb-sql.js';
-import { EventChunkBuilder } from '../src/stores/events/duckdb-chunk.js';
+import { EventChunkBuilder, type ChunkRow } from '../src/stores/events/duckdb-chunk.js';
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
-const clients = Number(process.env.BENCH_CLIENTS ?? 6);
 const perRequest = 1_000;
 
-// ~160-byte events with a small payload, varied so compression is not flattered.
+/**
+ * An event shape and how it is sent: `clients` concurrent clients, each request with the next
+ * of `tokens` tokens (one tenant each, spread over organisations and projects).
+ *
+ * - standard: the bench's shape since session 1: ~160 bytes, `ts` as epoch ms, a message, a
+ *   3-key payload; 6 clients, one token.
+ * - realistic: issue #26's shape measured from outside: ~211 bytes, `ts` as an RFC 3339 string
+ *   (varying), `source`, a 4-key payload, no message; 4 clients over 8 tokens (4 organisations ×
+ *   2 projects).
+ */
+interface Shape {
+  name: 'standard' | 'realistic';
+  clients: number;
+  tokens: number;
+  bodies: Buffer[];
+  rawBytesPerEvent: number;
+  /** The appender baseline's rows: the event as the store holds it, with its tenant (1..tokens). */
+  rows: ChunkRow[];
+  rowTenants: number[];
+}
+
 const actions = ['match_start', 'match_end', 'player_join', 'player_leave', 'kill', 'chat', 'purchase'];
 const maps = ['dust2', 'inferno', 'mirage', 'nuke', 'overpass'];
-function body(seed: number): Buffer {
-  const lines: string[] = [];
-  const base = Date.now();
-  for (let i = 0; i < perRequest; i++) {
-    const n = seed * perRequest + i;
-    lines.push(
-      JSON.stringify({
-        ts: base + i,
-        severity: i % 10 === 0 ? 'warn' : 'info',
-        event: actions[n % actions.length],
-        actor: `player-${(n * 7919) % 5000}`,
-        message: `player ${(n * 7919) % 5000} ${actions[n % actions.length]} on ${maps[n % 5]}`,
-        payload: { map: maps[n % 5], round: n % 30, score: (n * 31) % 1000 },
-      }),
-    );
-  }
-  return Buffer.from(lines.join('\n'));
+function standardEvent(n: number, i: number, base: number): Record<string, unknown> {
+  return {
+    ts: base + i,
+    severity: i % 10 === 0 ? 'warn' : 'info',
+    event: actions[n % actions.length],
+    actor: `player-${(n * 7919) % 5000}`,
+    message: `player ${(n * 7919) % 5000} ${actions[n % actions.length]} on ${maps[n % 5]}`,
+    payload: { map: maps[n % 5], round: n % 30, score: (n * 31) % 1000 },
+  };
 }
-const bodies = Array.from({ length: 32 }, (_, i) => body(i));
-const rawBytesPerEvent = bodies.reduce((sum, b) => sum + b.length, 0) / (bodies.length * perRequest);
+const gameEvents = ['player_join', 'player_leave', 'match_start', 'round_end', 'kill', 'purchase', 'chat_message'];
+const gameMaps = ['dust2', 'inferno', 'mirage', 'nuke', 'overpass', 'vertigo', 'ancient'];
+const regions = ['eu-west-1', 'us-east-2', 'ap-south-1', 'sa-east-1'];
+function realisticEvent(n: number, i: number, base: number): Record<string, unknown> {
+  return {
+    // RFC 3339 with milliseconds, varying by 1–40 ms from event to event.
+    ts: new Date(base + i * 37 + (n % 11)).toISOString(),
+    severity: i % 10 === 0 ? 'warn' : 'info',
+    event: gameEvents[n % gameEvents.length],
+    actor: `player-${(n * 7919) % 50000}`,
+    source: `game-server/${regions[n % regions.length]}/node-${n % 16}`,
+    payload: { map: gameMaps[n % gameMaps.length], ping: (n * 13) % 250, player_id: `p_${String((n * 7919) % 50000).padStart(10, '0')}`, round: n % 30 },
+  };
+}
+
+function makeShape(name: Shape['name']): Shape {
+  const make = name === 'standard' ? standardEvent : realisticEvent;
+  const clients = Number(process.env.BENCH_CLIENTS ?? (name === 'standard' ? 6 : 4));
+  const tokens = name === 'standard' ? 1 : 8;
+  const base = Date.now() - 3_600_000;
+  const bodies: Buffer[] = [];
+  const rows: ChunkRow[] = [];
+  const rowTenants: number[] = [];
+  for (let b = 0; b < 32; b++) {
+    const lines: string[] = [];
+    for (let i = 0; i < perRequest; i++) {
+      const e = make(b * perRequest + i, i, base + b * 40_000);
+      const line = JSON.stringify(e);
+      lines.push(line);
+      if (b < 8) {
+        rows.push({
+          seq: 0,
+          eventId: '',
+          ts: typeof e.ts === 'number' ? e.ts : Date.parse(e.ts as string),
+          ingestedAt: base,
+          severity: e.severity === 'warn' ? 2 : 1,
+          event: e.event as string,
+          actor: e.actor as string,
+          source: (e.source as string | undefined) ?? null,
+          message: (e.message as string | undefined) ?? '',
+          payload: JSON.stringify(e.payload),
+          bytesRaw: line.length,
+        });
+        rowTenants.push((b % tokens) + 1);
+      }
+    }
+    bodies.push(Buffer.from(lines.join('\n')));
+  }
+  const rawBytesPerEvent = bodies.reduce((sum, b) => sum + b.length, 0) / (bodies.length * perRequest);
+  return { name, clients, tokens, bodies, rawBytesPerEvent, rows, rowTenants };
+}
+
+const shapes = (process.env.BENCH_SHAPES ?? 'standard,realistic').split(',').map((s) => makeShape(s.trim() as Shape['name']));
 
 // Baseline 1: JSON.parse line by line, one core.
-function parseBaseline(): number {
+function parseBaseline(shape: Shape): number {
   let events = 0;
   const started = performance.now();
   while (performance.now() - started < 2_000) {
-    for (const b of bodies) {
+    for (const b of shape.bodies) {
       for (const line of b.toString('utf8').split('\n')) if (JSON.parse(line)) events++;
     }
   }
@@ -65,63 +128,66 @@ function parseBaseline(): number {
 }
 
 // Baseline 2: bare DuckDB appender into the events table layout: the store's own column-wise
-// data chunks (duckdb-chunk.ts) from pre-parsed rows, committed every 8,000 rows, with the
-// store's settings — the DuckDB side of ingest without HTTP, parsing or validation.
-async function appenderBaseline(): Promise<number> {
+// data chunks (duckdb-chunk.ts) from pre-parsed rows (one chunk per tenant's request, as the
+// loader builds them), committed every 8,000 rows, with the store's settings — the DuckDB side
+// of ingest without HTTP, parsing or validation.
+async function appenderBaseline(shape: Shape): Promise<{ rate: number; cpuPerRow: number }> {
   const dir = tempDir('bench-appender-');
   const instance = await DuckDBInstance.create(path.join(dir, 'a.duckdb'), eventStoreSettings(path.join(dir, 'tmp')));
   const connection = await instance.connect();
   await connection.run(schemaSql);
-  const rows = bodies.slice(0, 8).flatMap((b) => b.toString('utf8').split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
+  const { rows, rowTenants } = shape;
   const ids = rows.map(() => v7());
   const started = performance.now();
+  const cpuStarted = process.cpuUsage();
   let seq = 0;
   for (let round = 0; round < 15; round++) {
     await connection.run('BEGIN TRANSACTION');
     const appender = await connection.createAppender('events');
-    let chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB');
-    for (const r of rows) {
-      if (chunk.full) {
-        appender.appendDataChunk(chunk.build());
-        chunk = new EventChunkBuilder(1, 'ds_01JDZQ4X0000000000000000AB');
+    let chunk: EventChunkBuilder | undefined;
+    let chunkTenant = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (!chunk || chunk.full || chunkTenant !== rowTenants[i]) {
+        if (chunk) appender.appendDataChunk(chunk.build());
+        chunkTenant = rowTenants[i]!;
+        chunk = new EventChunkBuilder(chunkTenant, 'ds_01JDZQ4X0000000000000000AB');
       }
-      chunk.add({
-        seq: ++seq,
-        eventId: ids[seq % ids.length]!,
-        ts: r.ts as number,
-        ingestedAt: r.ts as number,
-        severity: 1,
-        event: r.event as string,
-        actor: r.actor as string,
-        source: null,
-        message: r.message as string,
-        payload: JSON.stringify(r.payload),
-        bytesRaw: 160,
-      });
+      chunk.add({ ...r, seq: ++seq, eventId: ids[seq % ids.length]! });
     }
-    if (chunk.size) appender.appendDataChunk(chunk.build());
+    if (chunk?.size) appender.appendDataChunk(chunk.build());
     appender.flushSync();
     appender.closeSync();
     await connection.run('COMMIT');
   }
   const rate = seq / ((performance.now() - started) / 1000);
+  const cpu = process.cpuUsage(cpuStarted);
   connection.closeSync();
   instance.closeSync();
   fs.rmSync(dir, { recursive: true, force: true });
-  return rate;
+  // CPU of every thread of this process (chunk building in JS, DuckDB's threads): the loader's floor per event.
+  return { rate, cpuPerRow: (cpu.user + cpu.system) / seq };
 }
 
-const parseRate = parseBaseline();
-const appenderRate = await appenderBaseline();
-
-/** A data directory with an organisation and a token of every scope (the server is not running). */
-async function prepareDataDir(): Promise<{ dataDir: string; token: string }> {
+/**
+ * A data directory with `count` tokens of every scope, each its own tenant: organisations of two
+ * projects each (one token: one organisation). The server is not running.
+ */
+async function prepareDataDir(count: number): Promise<{ dataDir: string; tokens: string[] }> {
   const dataDir = tempDir('bench-ingest-');
   const ctx = await createContext(loadConfig({ OPS_DATA_DIR: dataDir }), systemClock);
-  const org = await ctx.orgs.createOrg({ name: 'Bench', plan: 'enterprise', ownerEmail: 'bench@example.com' });
-  const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId: org.project_id, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
+  const tokens: string[] = [];
+  for (let o = 0; tokens.length < count; o++) {
+    const org = await ctx.orgs.createOrg({ name: `Bench ${o}`, plan: 'enterprise', ownerEmail: `bench${o}@example.com` });
+    const projects = [org.project_id];
+    if (count - tokens.length > 1) projects.push((await ctx.orgs.createProject(org.org_id, 'second')).project_id);
+    for (const projectId of projects) {
+      const { token } = await ctx.tokens.create({ tenant: { orgId: org.org_id, projectId, mode: 'live' }, name: 'bench', scopes: parseScopes('all'), expiresAt: null });
+      tokens.push(token);
+    }
+  }
   await ctx.close();
-  return { dataDir, token };
+  return { dataDir, tokens };
 }
 // The compiled server with the flags of `npm start` (npm run bench:ingest builds first): under
 // tsx, each thread also runs tsx's loader, which added ~60 MB of RSS to the figure.
@@ -166,13 +232,48 @@ interface ClickHouseLoad {
   probeFailures: number;
 }
 
+interface ThreadCpu {
+  name: string;
+  threads: number;
+  perEvent: number;
+}
+
+/**
+ * CPU per event of each thread between two samples, grouped: the main thread (the event loop);
+ * the events worker thread (it names itself ops-events: loader, chunk building, the appender's
+ * synchronous calls); the threads it started, which inherit its name; the rest: libuv's pool,
+ * where DuckDB's asynchronous statements run (COMMIT, checkpoints) and the log's writev and
+ * fdatasync, DuckDB's task threads (started from the pool) and V8's platform threads (GC).
+ */
+function threadBreakdown(before: Map<number, { name: string; cpu: number }>, after: Map<number, { name: string; cpu: number }>, pid: number, events: number): ThreadCpu[] {
+  const groups = new Map<string, { threads: number; cpu: number }>();
+  const add = (name: string, cpu: number) => {
+    const g = groups.get(name) ?? { threads: 0, cpu: 0 };
+    g.threads++;
+    g.cpu += cpu;
+    groups.set(name, g);
+  };
+  const worker = Math.min(...[...after].filter(([, t]) => t.name === 'ops-events').map(([tid]) => tid));
+  for (const [tid, t] of after) {
+    const cpu = t.cpu - (before.get(tid)?.cpu ?? 0);
+    if (tid === pid) add('main thread (event loop)', cpu);
+    else if (tid === worker) add('events worker thread (loader: decode, chunks, appender calls)', cpu);
+    else if (t.name === 'ops-events') add("threads the worker started (DuckDB's: COMMIT, checkpoints)", cpu);
+    else add('other threads (libuv pool: DuckDB statements incl. COMMIT, writev, fdatasync; DuckDB tasks; V8 GC)', cpu);
+  }
+  return [...groups].map(([name, g]) => ({ name, threads: g.threads, perEvent: (g.cpu / events) * 1e6 })).sort((a, b) => b.perEvent - a.perEvent);
+}
+
 interface EngineRun {
   result: { eventsPerSecond: number; mbPerSecond: number; p50: number; p99: number; events: number };
   cpuPerEvent: number;
   systemPerEvent: number;
+  /** Server CPU per event during the saturated run by thread (groups of threads by name). */
+  threadCpu: ThreadCpu[];
   lags: number[];
   pacedResult: { p50: number; p99: number; requests: number };
   peakRss: number;
+  peakRssSaturated: number;
   /** The machine's 1-minute load average when the server started and when it stopped (2 cores). */
   loadAverage: [number, number];
   clickhouse?: ClickHouseLoad;
@@ -183,9 +284,14 @@ interface EngineRun {
  * (ClickHouse: once the backlog has drained) the paced run. `clickhouse`: the events are in
  * ClickHouse (OPS_EVENTS_URL in `env`), whose count() is followed meanwhile.
  */
-async function benchServer(dataDir: string, token: string, env: Record<string, string>, clickhouse?: ClickHouseHosts): Promise<EngineRun> {
+async function benchServer(shape: Shape, dataDir: string, tokens: string[], env: Record<string, string>, clickhouse?: ClickHouseHosts): Promise<EngineRun> {
+  const { clients, bodies } = shape;
+  const token = tokens[0]!;
+  /** Requests rotate over the tokens (tenants). */
+  let nextToken = 0;
   const loadBefore = os.loadavg()[0]!;
   const server = await spawnServer({ OPS_DATA_DIR: dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000', ...env });
+  if (process.env.BENCH_NODE_ARGS) console.error(`${shape.name}: server pid ${server.child.pid}`);
   const url = new URL(`${server.apiUrl}/v1/datasets/bench/ingest`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   /** Events the server has acknowledged so far (all runs and probes). */
@@ -194,7 +300,7 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
   function post(payload: Buffer): Promise<number> {
     return new Promise((resolve, reject) => {
       const request = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length } },
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization: `Bearer ${tokens[nextToken++ % tokens.length]}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length } },
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (c: Buffer) => chunks.push(c));
@@ -212,6 +318,8 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
   }
 
   let peakRss = 0;
+  /** The peak until the end of the saturated run (warm-up included), before the paced run. */
+  let peakRssSaturated: number;
   /** utime and stime of the server process, in seconds (Linux). */
   const serverTimes = () => {
     try {
@@ -220,6 +328,24 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
     } catch {
       return { user: NaN, system: NaN };
     }
+  };
+  /** CPU seconds (user + system) of each thread of the server, by tid, with its name (Linux). */
+  const threadTimes = () => {
+    const times = new Map<number, { name: string; cpu: number }>();
+    try {
+      for (const tid of fs.readdirSync(`/proc/${server.child.pid}/task`)) {
+        try {
+          const fields = fs.readFileSync(`/proc/${server.child.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+          const name = fs.readFileSync(`/proc/${server.child.pid}/task/${tid}/comm`, 'utf8').trim();
+          times.set(Number(tid), { name, cpu: (Number(fields[11]) + Number(fields[12])) / 100 });
+        } catch {
+          // the thread ended
+        }
+      }
+    } catch {
+      // not Linux
+    }
+    return times;
   };
   const serverCpu = () => {
     const t = serverTimes();
@@ -316,6 +442,7 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
   let result;
   let cpuPerEvent: number;
   let systemPerEvent: number;
+  let threadCpu: ThreadCpu[];
   let lags: number[];
   let pacedResult;
   let load: ClickHouseLoad | undefined;
@@ -323,6 +450,7 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
     await run(2_000); // warm-up (JIT, first row groups)
     const timer = setInterval(sampleRss, 200);
     const cpuBefore = serverCpu();
+    const threadsBefore = threadTimes();
     const systemBefore = serverTimes().system;
     const chPids = clickhouse ? clickHouseServerPids() : [];
     const chCpuBefore = cpuSecondsOf(chPids);
@@ -340,7 +468,10 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
     result = await run(seconds * 1000);
     done = true;
     const runEnded = performance.now();
+    sampleRss();
+    peakRssSaturated = peakRss;
     cpuPerEvent = ((serverCpu() - cpuBefore) / result.events) * 1e6;
+    threadCpu = threadBreakdown(threadsBefore, threadTimes(), server.child.pid!, result.events);
     systemPerEvent = ((serverTimes().system - systemBefore) / result.events) * 1e6;
     lags = await probing;
     if (clickhouse) {
@@ -389,45 +520,80 @@ async function benchServer(dataDir: string, token: string, env: Record<string, s
     agent.destroy();
     await server.stop();
   }
-  return { result, cpuPerEvent, systemPerEvent, lags, pacedResult, peakRss, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
+  return { result, cpuPerEvent, systemPerEvent, threadCpu, lags, pacedResult, peakRss, peakRssSaturated, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
 }
 
-function printRun(title: string, r: EngineRun, disk: string) {
+function printRun(title: string, shape: Shape, r: EngineRun, disk: string) {
   const { result, pacedResult, lags, cpuPerEvent, systemPerEvent, peakRss } = r;
   console.log(title);
   console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 130,000, then 260,000)`);
   console.log(`  MB/s                ${fmt(result.mbPerSecond, 1)}`);
-  console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${clients} clients back to back)`);
+  console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${shape.clients} clients back to back)`);
   console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
   console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
   console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; of which kernel ${fmt(systemPerEvent, 2)}; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
-  console.log(`  server peak RSS     ${fmt(peakRss / 1e6)} MB   (goal < 400)`);
+  for (const t of r.threadCpu) if (t.perEvent >= 0.05) console.log(`    ${fmt(t.perEvent, 2).padStart(6)} µs/event  ${t.name}${t.threads > 1 ? ` (${t.threads} threads)` : ''}`);
+  console.log(`  server peak RSS     ${fmt(r.peakRssSaturated / 1e6)} MB to the end of the saturated run, ${fmt(peakRss / 1e6)} MB after the paced one   (goal < 400; a paced run the server cannot keep up with queues requests)`);
   console.log(disk);
 }
 
-// DuckDB (embedded), as ever.
-const duck = await prepareDataDir();
-const duckRun = await benchServer(duck.dataDir, duck.token, {});
-const eventsDir = path.join(duck.dataDir, 'events');
-const diskBytes = fs.readdirSync(eventsDir).filter((f) => f.startsWith('events.duckdb')).reduce((sum, f) => sum + fs.statSync(path.join(eventsDir, f)).size, 0);
-const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: duck.dataDir }), systemClock);
-await ctx2.close();
-const instance = await DuckDBInstance.create(path.join(eventsDir, 'events.duckdb'));
-const connection = await instance.connect();
-const stored = Number((await connection.runAndReadAll('SELECT count(*) FROM events')).getRows()[0]![0]);
-connection.closeSync();
-instance.closeSync();
-fs.rmSync(duck.dataDir, { recursive: true, force: true });
+/** Each shape against a fresh embedded (DuckDB) server, with its same-run baselines. */
+interface ShapeResult {
+  shape: Shape;
+  run: EngineRun;
+  parseRate: number;
+  appenderRate: number;
+  appenderCpu: number;
+}
+const results: ShapeResult[] = [];
+for (const shape of shapes) {
+  const parseRate = parseBaseline(shape);
+  const { rate: appenderRate, cpuPerRow: appenderCpu } = await appenderBaseline(shape);
+  const duck = await prepareDataDir(shape.tokens);
+  const duckRun = await benchServer(shape, duck.dataDir, duck.tokens, {});
+  const eventsDir = path.join(duck.dataDir, 'events');
+  const diskBytes = fs.readdirSync(eventsDir).filter((f) => f.startsWith('events.duckdb')).reduce((sum, f) => sum + fs.statSync(path.join(eventsDir, f)).size, 0);
+  const ctx2 = await createContext(loadConfig({ OPS_DATA_DIR: duck.dataDir }), systemClock);
+  await ctx2.close();
+  const instance = await DuckDBInstance.create(path.join(eventsDir, 'events.duckdb'));
+  const connection = await instance.connect();
+  const stored = Number((await connection.runAndReadAll('SELECT count(*) FROM events')).getRows()[0]![0]);
+  connection.closeSync();
+  instance.closeSync();
+  fs.rmSync(duck.dataDir, { recursive: true, force: true });
 
-const perEventOnDisk = diskBytes / stored;
-printRun(
-  `ingest over HTTP: NDJSON, ${perRequest} events/request, ${clients} clients, ${seconds} s, ${fmt(rawBytesPerEvent)} bytes/event raw`,
-  duckRun,
-  `  on disk             ${fmt(perEventOnDisk, 1)} bytes/event vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / perEventOnDisk, 1)}× smaller   (goal ≥ 5×; ${fmt(stored)} events stored)`,
-);
-console.log('same-run baselines');
-console.log(`  JSON.parse alone    ${fmt(parseRate)} lines/s (one core)`);
-console.log(`  DuckDB appender     ${fmt(appenderRate)} rows/s (data chunks of the events layout, COMMIT every 8,000 rows, one process)`);
+  const perEventOnDisk = diskBytes / stored;
+  printRun(
+    `ingest over HTTP, ${shape.name} shape: NDJSON, ${perRequest} events/request, ${shape.clients} clients, ${shape.tokens} token${shape.tokens > 1 ? 's (tenants)' : ''}, ${seconds} s, ${fmt(shape.rawBytesPerEvent)} bytes/event raw`,
+    shape,
+    duckRun,
+    `  on disk             ${fmt(perEventOnDisk, 1)} bytes/event vs ${fmt(shape.rawBytesPerEvent)} raw = ${fmt(shape.rawBytesPerEvent / perEventOnDisk, 1)}× smaller   (goal ≥ 5×; ${fmt(stored)} events stored)`,
+  );
+  console.log('  same-run baselines');
+  console.log(`    JSON.parse alone  ${fmt(parseRate)} lines/s (one core)`);
+  console.log(`    DuckDB appender   ${fmt(appenderRate)} rows/s at ${fmt(appenderCpu, 2)} µs CPU/row, all threads (data chunks of the events layout, COMMIT every 8,000 rows, one process); events/s ÷ appender ${fmt(duckRun.result.eventsPerSecond / appenderRate, 2)}`);
+  console.log('');
+  results.push({ shape, run: duckRun, parseRate, appenderRate, appenderCpu });
+}
+if (results.length > 1) {
+  console.log('shapes side by side (same run)');
+  const cell = (v: string) => v.padStart(12);
+  console.log(`  ${''.padEnd(30)}${results.map((r) => cell(r.shape.name)).join('')}`);
+  const line = (label: string, value: (r: ShapeResult) => string) => console.log(`  ${label.padEnd(30)}${results.map((r) => cell(value(r))).join('')}`);
+  line('bytes/event', (r) => fmt(r.shape.rawBytesPerEvent));
+  line('events/s (HTTP, acknowledged)', (r) => fmt(r.run.result.eventsPerSecond));
+  line('server CPU, µs/event', (r) => fmt(r.run.cpuPerEvent, 2));
+  line('peak RSS saturated, MB', (r) => fmt(r.run.peakRssSaturated / 1e6));
+  line('peak RSS with paced, MB', (r) => fmt(r.run.peakRss / 1e6));
+  line(`ack p99 at ${fmt(pacedRate)}/s, ms`, (r) => fmt(r.run.pacedResult.p99, 1));
+  line('JSON.parse alone, lines/s', (r) => fmt(r.parseRate));
+  line('bare appender, rows/s', (r) => fmt(r.appenderRate));
+  line('bare appender, µs CPU/row', (r) => fmt(r.appenderCpu, 2));
+  line('events/s ÷ appender', (r) => fmt(r.run.result.eventsPerSecond / r.appenderRate, 2));
+  line('load average, start–end', (r) => r.run.loadAverage.map((l) => fmt(l, 1)).join('–'));
+}
+const duckRun = results[0]!.run;
+const firstShape = results[0]!.shape;
 
 // ClickHouse: the same load against a server whose events go to ClickHouse (its own database).
 const found = await findClickHouse();
@@ -437,12 +603,12 @@ if ('skipped' in found) {
 }
 const chUrl = benchDatabaseUrl(found.base, 'ingest');
 const hosts = new ClickHouseHosts(chUrl);
-const ch = await prepareDataDir();
+const ch = await prepareDataDir(firstShape.tokens);
 let chRun: EngineRun;
 let chStored: number;
 let chParts: { parts: number; bytes: number; rows: number };
 try {
-  chRun = await benchServer(ch.dataDir, ch.token, { OPS_EVENTS_URL: chUrl }, hosts);
+  chRun = await benchServer(firstShape, ch.dataDir, ch.tokens, { OPS_EVENTS_URL: chUrl }, hosts);
   chStored = await hosts.count();
   chParts = await hosts.parts();
 } finally {
@@ -454,9 +620,10 @@ const load = chRun.clickhouse!;
 const chPerEvent = chParts.bytes / chParts.rows;
 console.log('');
 printRun(
-  `ingest over HTTP with events on ClickHouse ${found.version} (${hosts.clients.length} shard${hosts.clients.length > 1 ? 's' : ''}, OPS_EVENTS_URL=clickhouse://…): same load`,
+  `ingest over HTTP with events on ClickHouse ${found.version} (${hosts.clients.length} shard${hosts.clients.length > 1 ? 's' : ''}, OPS_EVENTS_URL=clickhouse://…): the ${firstShape.name} shape's load`,
+  firstShape,
   chRun,
-  `  on disk             ${fmt(chPerEvent, 1)} bytes/event in ClickHouse (active parts, before merges) vs ${fmt(rawBytesPerEvent)} raw = ${fmt(rawBytesPerEvent / chPerEvent, 1)}× smaller   (${fmt(chStored)} events stored)`,
+  `  on disk             ${fmt(chPerEvent, 1)} bytes/event in ClickHouse (active parts, before merges) vs ${fmt(firstShape.rawBytesPerEvent)} raw = ${fmt(firstShape.rawBytesPerEvent / chPerEvent, 1)}× smaller   (${fmt(chStored)} events stored)`,
 );
 const drained = Number.isNaN(load.drainSeconds) ? `not drained within ${process.env.BENCH_DRAIN_SECONDS ?? 300} s` : `drained ${fmt(load.drainSeconds, 1)} s after the run`;
 console.log(

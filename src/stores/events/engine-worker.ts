@@ -8,6 +8,7 @@
  *        { t: 'close' }                    load what is durable, close the engine, exit
  *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'log', message, error }
  */
+import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { DuckDbTablesOptions } from './duckdb-tables.js';
 import type { EngineReadMethod, EventEngine } from './engine.js';
@@ -65,6 +66,14 @@ async function openEngine(): Promise<EventEngine> {
   }
   const { DuckDbEngine } = await import('./duckdb-tables.js');
   return DuckDbEngine.open(data);
+}
+
+// Linux: the thread's name (top -H, ps -L, /proc/PID/task/*/comm), before DuckDB starts the
+// threads of its own, which inherit it; Node names no thread. Best effort.
+try {
+  fs.writeFileSync('/proc/thread-self/comm', 'ops-events');
+} catch {
+  // not Linux
 }
 
 const opening = (async () => {
