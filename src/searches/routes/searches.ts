@@ -17,7 +17,7 @@ export function registerSearchRoutes(v1: Api, ctx: AppContext, searches: SavedSe
     '/searches',
     {
       config: { scope: 'logs:write' },
-      schema: { tags, summary: 'Save a search (a SOQL query and an optional time range)', body: CreateSavedSearchBody, response: { 201: Type.Ref(SavedSearchSchema) } },
+      schema: { tags, operationId: 'createSavedSearch', summary: 'Save a search (a SOQL query and an optional time range)', body: CreateSavedSearchBody, response: { 201: Type.Ref(SavedSearchSchema) } },
     },
     async (request, reply) => reply.code(201).send(toSavedSearchView(await searches.create(requireAuth(request).tenant, request.body))),
   );
@@ -28,7 +28,7 @@ export function registerSearchRoutes(v1: Api, ctx: AppContext, searches: SavedSe
       config: { scope: 'logs:read' },
       schema: {
         tags,
-        summary: "List this project and mode's saved searches, newest first",
+        operationId: 'listSavedSearches', summary: "List this project and mode's saved searches, newest first",
         querystring: PageQuery,
         response: { 200: Type.Object({ searches: Type.Array(Type.Ref(SavedSearchSchema)), next_cursor: Type.String(), has_more: Type.Boolean() }) },
       },
@@ -45,7 +45,7 @@ export function registerSearchRoutes(v1: Api, ctx: AppContext, searches: SavedSe
 
   v1.get(
     '/searches/:id',
-    { config: { scope: 'logs:read' }, schema: { tags, summary: 'Get a saved search', params: IdParams, response: { 200: Type.Ref(SavedSearchSchema) } } },
+    { config: { scope: 'logs:read' }, schema: { tags, operationId: 'getSavedSearch', summary: 'Get a saved search', params: IdParams, response: { 200: Type.Ref(SavedSearchSchema) } } },
     async (request) => toSavedSearchView(await searches.get(requireAuth(request).tenant, request.params.id)),
   );
 
@@ -53,14 +53,14 @@ export function registerSearchRoutes(v1: Api, ctx: AppContext, searches: SavedSe
     '/searches/:id',
     {
       config: { scope: 'logs:write' },
-      schema: { tags, summary: 'Change a saved search (range: null removes its range)', params: IdParams, body: PatchSavedSearchBody, response: { 200: Type.Ref(SavedSearchSchema) } },
+      schema: { tags, operationId: 'updateSavedSearch', summary: 'Change a saved search (range: null removes its range)', params: IdParams, body: PatchSavedSearchBody, response: { 200: Type.Ref(SavedSearchSchema) } },
     },
     async (request) => toSavedSearchView(await searches.update(requireAuth(request).tenant, request.params.id, request.body)),
   );
 
   v1.delete(
     '/searches/:id',
-    { config: { scope: 'logs:write' }, schema: { tags, summary: 'Delete a saved search', params: IdParams, response: { 200: Deleted } } },
+    { config: { scope: 'logs:write' }, schema: { tags, operationId: 'deleteSavedSearch', summary: 'Delete a saved search', params: IdParams, response: { 200: Deleted } } },
     async (request) => {
       await searches.remove(requireAuth(request).tenant, request.params.id);
       return { id: request.params.id, deleted: true as const };
