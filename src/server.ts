@@ -19,6 +19,7 @@ import { openDashboard } from './dashboard/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
+import { openSearches } from './searches/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -116,6 +117,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
+    opened(openSearches(ctx));
     opened(openIdempotency(ctx, log));
     const dashboard = opened(openDashboard(ctx, log, urls));
 

@@ -21,6 +21,7 @@ export const newId = {
   attempt: () => `att_${ulid()}`,
   monitor: () => `mon_${ulid()}`,
   monitorChange: () => `mch_${ulid()}`,
+  savedSearch: () => `ss_${ulid()}`,
   request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
 

@@ -122,6 +122,14 @@ export async function callEveryOperation(target: Target): Promise<void> {
   const tail = await client.POST('/v1/query/tail', { body: { q: '' }, parseAs: 'stream' });
   await tail.response.body?.cancel();
 
+  // saved searches
+  const saved = await client.POST('/v1/searches', { body: { name: 'typed client', q: 'dataset:typed', range: { last: '24h' } } });
+  const searchId = { path: { id: saved.data?.id ?? 'ss_unknown' } };
+  await client.GET('/v1/searches', { params: { query: { limit: 5 } } });
+  await client.GET('/v1/searches/{id}', { params: searchId });
+  await client.PATCH('/v1/searches/{id}', { params: searchId, body: { range: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } } });
+  await client.DELETE('/v1/searches/{id}', { params: searchId });
+
   // logs, cases, apps
   const log = await client.POST('/v1/logs', { body: { level: 'info', message: 'typed', meta: { k: 1 } } });
   await client.GET('/v1/logs', { params: { query: { level: 'info', limit: 10 } } });

@@ -764,6 +764,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/searches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List this project and mode's saved searches, newest first
+         * @description Requires scope `logs:read`.
+         */
+        get: operations["listSavedSearches"];
+        put?: never;
+        /**
+         * Save a search (a SOQL query and an optional time range)
+         * @description Requires scope `logs:write`.
+         */
+        post: operations["createSavedSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/searches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a saved search
+         * @description Requires scope `logs:read`.
+         */
+        get: operations["getSavedSearch"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved search
+         * @description Requires scope `logs:write`.
+         */
+        delete: operations["deleteSavedSearch"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a saved search (range: null removes its range)
+         * @description Requires scope `logs:write`.
+         */
+        patch: operations["updateSavedSearch"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -968,6 +1020,24 @@ export interface components {
             repeat?: string;
             /** @description <n><unit>, unit s m h d: match: later matches within it go out together, 1s…1h (default 60s) */
             group_window?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SavedSearch: {
+            /** @description ss_<ULID> */
+            id: string;
+            name: string;
+            q: string;
+            range: {
+                last: string;
+            } | {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3650,6 +3720,251 @@ export interface operations {
                             to: string;
                         }[];
                     };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listSavedSearches: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        searches: components["schemas"]["SavedSearch"][];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createSavedSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description unique within the project and mode (409 conflict) */
+                    name: string;
+                    /** @description a SOQL query; must parse (400 soql_parse_error with its position) */
+                    q: string;
+                    /** @description the time range the explorer opens it with; null or absent: none */
+                    range?: {
+                        /** @description <n><unit>, unit s m h d w, 15m…30d: the search covers [now - last, now] */
+                        last?: string;
+                        /** @description RFC 3339 date-time with a time zone; with `to`, instead of `last` */
+                        from?: string;
+                        /** @description RFC 3339 date-time, after `from` */
+                        to?: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedSearch"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSavedSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedSearch"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteSavedSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateSavedSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description unique within the project and mode (409 conflict) */
+                    name?: string;
+                    /** @description a SOQL query; must parse (400 soql_parse_error with its position) */
+                    q?: string;
+                    /** @description the time range the explorer opens it with; null or absent: none */
+                    range?: {
+                        /** @description <n><unit>, unit s m h d w, 15m…30d: the search covers [now - last, now] */
+                        last?: string;
+                        /** @description RFC 3339 date-time with a time zone; with `to`, instead of `last` */
+                        from?: string;
+                        /** @description RFC 3339 date-time, after `from` */
+                        to?: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedSearch"];
                 };
             };
             /** @description error */

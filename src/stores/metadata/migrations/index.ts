@@ -10,6 +10,7 @@ import * as tokenOwners from './0008-token-owners.js';
 import * as filesDeleted from './0009-files-deleted.js';
 import * as notifications from './0010-notifications.js';
 import * as monitors from './0011-monitors.js';
+import * as savedSearches from './0012-saved-searches.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009-files-deleted': filesDeleted,
   '0010-notifications': notifications,
   '0011-monitors': monitors,
+  '0012-saved-searches': savedSearches,
 };
