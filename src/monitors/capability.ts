@@ -56,7 +56,7 @@ export function openMonitors(
     evaluateDue: () => evaluator.evaluateDue(),
     routes: (v1) => {
       v1.addSchema(MonitorSchema);
-      registerMonitorRoutes(v1, ctx, monitors);
+      registerMonitorRoutes(v1, ctx, monitors, { notifications, urls: deps.urls });
       registerHistoryRoutes(v1, ctx, history);
       registerPreviewRoutes(v1, ctx, queries);
     },

@@ -130,4 +130,31 @@ describe('match monitors: events matched as they are ingested, notified at a rea
     await s.request('DELETE', `/monitors/${mutedId}`);
     await s.request('DELETE', `/monitors/${openId}`);
   });
+
+  test('POST /monitors/{id}/test: 202 with one delivery per channel, a status "test" notification, in the history; Viewer 403, other tenant 404', async () => {
+    const [ch1, r1] = await channel();
+    const [ch2, r2] = await channel();
+    const id = await monitor({ name: 'probe', q: 'event == "never.sent"', channel_ids: [ch1, ch2] });
+    const res = await s.request('POST', `/monitors/${id}/test`);
+    assert.equal(res.status, 202, res.text);
+    assert.equal(res.body.monitor_id, id);
+    assert.deepEqual(res.body.deliveries.map((d: { channel_id: string }) => d.channel_id).sort(), [ch1, ch2].sort());
+    const [request] = await r1.waitFor(1, 5_000);
+    await r2.waitFor(1, 5_000);
+    const body = JSON.parse(request!.body) as Body & { delivery_id: string };
+    assert.equal(body.status, 'test');
+    assert.deepEqual(body.monitor, { id, name: 'probe', kind: 'match' });
+    assert.equal(body.events_total, 0);
+    assert.equal(body.delivery_id, res.body.deliveries.find((d: { channel_id: string }) => d.channel_id === ch1).delivery_id);
+    assert.equal(request!.headers['x-ops-delivery-id'], body.delivery_id);
+    const history = await s.request('GET', `/monitors/${id}/history`);
+    assert.equal(history.body.history.filter((h: { type: string }) => h.type === 'notification').length, 2);
+    const viewer = await s.token(s.tenants.a, ['monitors:read']);
+    const refused = await s.request('POST', `/monitors/${id}/test`, { token: viewer });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.required_scope, 'monitors:write');
+    assert.equal((await s.request('POST', `/monitors/${id}/test`, { token: s.tenants.b.token })).status, 404);
+    assert.equal((await s.request('POST', `/monitors/${id}/test`, { token: s.tenants.aTest.token })).status, 404);
+    await s.request('DELETE', `/monitors/${id}`);
+  });
 });

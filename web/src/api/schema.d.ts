@@ -670,6 +670,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List this project's monitors, newest first
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["listMonitors"];
+        put?: never;
+        /**
+         * Create a threshold or match monitor
+         * @description Counts toward the plan's `monitors` (per organisation); past it 402 quota_exceeded with metric `monitors`.
+         *
+         *     Requires scope `monitors:write`.
+         */
+        post: operations["createMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a monitor
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["getMonitor"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a monitor with its states and history
+         * @description Requires scope `monitors:write`.
+         */
+        delete: operations["deleteMonitor"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a monitor (mute it with muted_until); its kind cannot change
+         * @description Requires scope `monitors:write`.
+         */
+        patch: operations["updateMonitor"];
+        trace?: never;
+    };
+    "/v1/monitors/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification of the monitor to its channels
+         * @description Stores a `status: "test"` notification per channel of the monitor in the outbox and answers at once (202) with the delivery ids; the attempts show in the monitor's history. A deleted channel is skipped; a disabled one is stored and failed.
+         *
+         *     Requires scope `monitors:write`.
+         */
+        post: operations["createMonitorTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A monitor's state changes and notifications (each with every attempt), newest first
+         * @description Requires scope `monitors:read`.
+         */
+        get: operations["listMonitorHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A threshold monitor's values by bin(every) over the last 24 h (or from/to) and when it would have fired
+         * @description Requires scope `monitors:read`.
+         */
+        post: operations["createMonitorPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -846,6 +962,38 @@ export interface components {
                 latency_ms: number;
                 error: string | null;
             }[];
+        };
+        Monitor: {
+            /** @description mon_<ULID> */
+            id: string;
+            name: string;
+            kind: "threshold" | "match";
+            /** @description threshold: a SOQL stats query with one aggregate (`… stats count() by source`); match: a SOQL filter */
+            q: string;
+            /** @description this project and mode's channels; another's is a 400 */
+            channel_ids: string[];
+            muted_until: string | null;
+            notify_on_resolve: boolean;
+            /** @description <n><unit>, unit s m h d: threshold: the query covers [now - window, now], 1m…24h */
+            window?: string;
+            /** @description <n><unit>, unit s m h d: threshold: evaluated this often, 1m…1h (default 1m) */
+            every?: string;
+            condition?: {
+                op: ">" | ">=" | "<" | "<=" | "==";
+                value: number;
+            };
+            /** @description <n><unit>, unit s m h d: threshold: pending this long before firing, 0s…24h (default 0s) */
+            for?: string;
+            /** @description threshold: a group (or, without by, the monitor) with no value (default ok) */
+            no_data?: "ok" | "alerting";
+            /** @description <n><unit>, unit s m h d: threshold: notified again this often while firing, 1m…7d (default 4h) */
+            repeat?: string;
+            /** @description <n><unit>, unit s m h d: match: later matches within it go out together, 1s…1h (default 60s) */
+            group_window?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         LogEntry: {
             /** @description log_ + ULID */
@@ -1350,6 +1498,7 @@ export interface operations {
                             live_tail: boolean;
                             events_month: number | null;
                             queries_month: number | null;
+                            monitors: number | null;
                         };
                         /** Format: date-time */
                         period_start: string;
@@ -3106,6 +3255,468 @@ export interface operations {
                         deliveries: components["schemas"]["ChannelDelivery"][];
                         next_cursor: string;
                         has_more: boolean;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listMonitors: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        monitors: components["schemas"]["Monitor"][];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    kind: "threshold" | "match";
+                    /** @description threshold: a SOQL stats query with one aggregate (`… stats count() by source`); match: a SOQL filter */
+                    q: string;
+                    /** @description this project and mode's channels; another's is a 400 */
+                    channel_ids: string[];
+                    /** @description no notification before this time */
+                    muted_until?: string | null;
+                    /** @description default true */
+                    notify_on_resolve?: boolean;
+                    /** @description <n><unit>, unit s m h d: threshold: the query covers [now - window, now], 1m…24h */
+                    window?: string;
+                    /** @description <n><unit>, unit s m h d: threshold: evaluated this often, 1m…1h (default 1m) */
+                    every?: string;
+                    condition?: {
+                        op: ">" | ">=" | "<" | "<=" | "==";
+                        value: number;
+                    };
+                    /** @description <n><unit>, unit s m h d: threshold: pending this long before firing, 0s…24h (default 0s) */
+                    for?: string;
+                    /** @description threshold: a group (or, without by, the monitor) with no value (default ok) */
+                    no_data?: "ok" | "alerting";
+                    /** @description <n><unit>, unit s m h d: threshold: notified again this often while firing, 1m…7d (default 4h) */
+                    repeat?: string;
+                    /** @description <n><unit>, unit s m h d: match: later matches within it go out together, 1s…1h (default 60s) */
+                    group_window?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    kind?: "threshold" | "match";
+                    /** @description threshold: a SOQL stats query with one aggregate (`… stats count() by source`); match: a SOQL filter */
+                    q?: string;
+                    /** @description this project and mode's channels; another's is a 400 */
+                    channel_ids?: string[];
+                    /** @description no notification before this time */
+                    muted_until?: string | null;
+                    /** @description default true */
+                    notify_on_resolve?: boolean;
+                    /** @description <n><unit>, unit s m h d: threshold: the query covers [now - window, now], 1m…24h */
+                    window?: string;
+                    /** @description <n><unit>, unit s m h d: threshold: evaluated this often, 1m…1h (default 1m) */
+                    every?: string;
+                    condition?: {
+                        op: ">" | ">=" | "<" | "<=" | "==";
+                        value: number;
+                    };
+                    /** @description <n><unit>, unit s m h d: threshold: pending this long before firing, 0s…24h (default 0s) */
+                    for?: string;
+                    /** @description threshold: a group (or, without by, the monitor) with no value (default ok) */
+                    no_data?: "ok" | "alerting";
+                    /** @description <n><unit>, unit s m h d: threshold: notified again this often while firing, 1m…7d (default 4h) */
+                    repeat?: string;
+                    /** @description <n><unit>, unit s m h d: match: later matches within it go out together, 1s…1h (default 60s) */
+                    group_window?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createMonitorTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        monitor_id: string;
+                        deliveries: {
+                            channel_id: string;
+                            delivery_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listMonitorHistory: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        history: ({
+                            /** @enum {string} */
+                            type: "state_change";
+                            id: string;
+                            group: {
+                                [key: string]: unknown;
+                            };
+                            from: "ok" | "pending" | "firing";
+                            to: "ok" | "pending" | "firing";
+                            value: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "notification";
+                            id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            delivery: components["schemas"]["ChannelDelivery"];
+                        })[];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createMonitorPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    q: string;
+                    every?: string;
+                    condition: {
+                        op: ">" | ">=" | "<" | "<=" | "==";
+                        value: number;
+                    };
+                    for?: string;
+                    no_data?: "ok" | "alerting";
+                    /** @description accepted for a form's convenience; bins are `every` wide */
+                    window?: string;
+                    /** Format: date-time */
+                    from?: string;
+                    /** Format: date-time */
+                    to?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        points: {
+                            /** Format: date-time */
+                            ts: string;
+                            group: {
+                                [key: string]: unknown;
+                            };
+                            value: number | null;
+                        }[];
+                        firings: {
+                            group: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                        }[];
                     };
                 };
             };
