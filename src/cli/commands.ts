@@ -2,6 +2,7 @@ import { badRequest } from '../errors/app-error.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { scopes as allScopes } from '../auth/scopes.js';
 import { mediaCommands } from '../media/cli.js';
+import { monitorCommands } from '../monitors/cli.js';
 import { listCommands } from './list-commands.js';
 import { opt, orgOption, str, type Command } from './command.js';
 import { cliLogger } from './cli-logger.js';
@@ -32,8 +33,8 @@ async function firstPasswordLink(ctx: AppContext, userId: string): Promise<{ set
   return passwordLink(ctx, userId);
 }
 
-/** The extra commands capabilities add (media restore). */
-export const extraCommands: Command[] = [...mediaCommands];
+/** The extra commands capabilities add (media restore; monitor and channel commands). */
+export const extraCommands: Command[] = [...mediaCommands, ...monitorCommands];
 
 /**
  * Naming in results: a top-level field that names another object is `<kind>_id` (org_id,

@@ -1,15 +1,19 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../app/logger.js';
-import type { DatasetNameResolver, EventStore } from '../stores/events/event-store.js';
+import type { DatasetNameResolver, EventStore, NewEvent } from '../stores/events/event-store.js';
 import { openEventStore } from '../stores/events/open-event-store.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
 import type { Tenant } from '../tenancy/tenant.js';
 
-/** Called after an append is durable: a wake-up hint for live tail (the store stays the source of truth). */
-export type AppendListener = (tenant: Tenant, lastSeq: number) => void;
+/**
+ * Called after an append is durable: a wake-up hint for live tail (the store stays the source of
+ * truth), and the appended events for match monitors (src/monitors/matcher.ts). It runs before
+ * the write is answered, so it must be synchronous and cheap; anything slow goes async.
+ */
+export type AppendListener = (tenant: Tenant, lastSeq: number, events: readonly NewEvent[]) => void;
 
 /** What ingest, and query, live tail and log entries beside it, work with. */
 export interface EventsRuntime {
@@ -24,7 +28,7 @@ export interface EventsRuntime {
   /** Calls `listener` after each durable append in this process (live tail wakes its sessions; polling is the fallback). */
   onAppended(listener: AppendListener): void;
   /** The write path's report of a durable append: tells every listener; one that throws is given to `onError`. */
-  appended(tenant: Tenant, lastSeq: number, onError: (error: unknown) => void): void;
+  appended(tenant: Tenant, lastSeq: number, events: readonly NewEvent[], onError: (error: unknown) => void): void;
 }
 
 /** Where the event store keeps its files. */
@@ -70,10 +74,10 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
     datasets,
     schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs),
     onAppended: (listener) => void listeners.add(listener),
-    appended: (tenant, lastSeq, onError) => {
+    appended: (tenant, lastSeq, events, onError) => {
       for (const listener of listeners) {
         try {
-          listener(tenant, lastSeq);
+          listener(tenant, lastSeq, events);
         } catch (error) {
           onError(error);
         }

@@ -6,7 +6,8 @@ import type { EventsRuntime } from './runtime.js';
 
 /**
  * The one write path for events (ingest and log entries): charge `events_month`, append
- * durably, give the quota back on failure and for de-duplicated retries, then wake live tail.
+ * durably, give the quota back on failure and for de-duplicated retries, then wake live tail
+ * and hand the events to match monitors.
  * Listeners run after the append has settled, so a failing listener cannot turn a durable
  * write into an error.
  */
@@ -30,6 +31,6 @@ export async function storeEvents(
   }
   // A retried event already stored is acknowledged again but counted once.
   if (appended.duplicates) await ctx.quotas.release(tenant.orgId, 'events_month', appended.duplicates);
-  if (appended.stored) runtime.appended(tenant, appended.lastSeq, onAppendError);
+  if (appended.stored) runtime.appended(tenant, appended.lastSeq, events, onAppendError);
   return appended;
 }

@@ -8,6 +8,7 @@ import { QueryService } from '../query/query-service.js';
 import { MonitorService } from './monitor-service.js';
 import { GroupStore } from './group-store.js';
 import { Evaluator } from './evaluator.js';
+import { MatchEvaluator } from './matcher.js';
 import { MonitorHistory } from './history.js';
 import { MonitorSchema } from './routes/schemas.js';
 import { registerMonitorRoutes } from './routes/monitors.js';
@@ -25,7 +26,7 @@ export interface MonitorsOptions {
   tickMs?: number;
 }
 
-/** Monitors (DECISIONS.md §18, docs/monitors.md): CRUD per project and mode, the threshold scheduler. */
+/** Monitors (DECISIONS.md §18, docs/monitors.md): CRUD per project and mode, the threshold scheduler, match monitors on the write path. */
 export function openMonitors(
   ctx: AppContext,
   deps: { events: EventsRuntime; notifications: NotificationsCapability; urls: PublicUrls; log: Logger },
@@ -38,17 +39,31 @@ export function openMonitors(
   const notifications = deps.notifications.notifications;
   const evaluator = new Evaluator(db, ctx.clock, queries, notifications, new GroupStore(db), deps.urls, deps.log, options.tickMs ?? 5_000);
   const history = new MonitorHistory(db, monitors, notifications);
+  // Match monitors: every append of this process is matched in memory (matcher.ts).
+  const matcher = new MatchEvaluator({
+    clock: ctx.clock,
+    notifications,
+    load: (tenant) => monitors.matchMonitors(tenant),
+    datasets: (tenant) => deps.events.datasets.listActive(tenant),
+    apiUrl: () => deps.urls.api,
+    log: deps.log,
+  });
+  monitors.onChanged = (tenant) => matcher.forget(tenant);
+  deps.events.onAppended((tenant, _lastSeq, events) => matcher.matchAppended(tenant, events));
   return {
     name: 'monitors',
     monitors,
     evaluateDue: () => evaluator.evaluateDue(),
     routes: (v1) => {
       v1.addSchema(MonitorSchema);
-      registerMonitorRoutes(v1, ctx, monitors);
+      registerMonitorRoutes(v1, ctx, monitors, { notifications, urls: deps.urls });
       registerHistoryRoutes(v1, ctx, history);
       registerPreviewRoutes(v1, ctx, queries);
     },
     start: () => evaluator.start(),
-    stop: () => evaluator.stop(),
+    stop: async () => {
+      await evaluator.stop();
+      await matcher.stop();
+    },
   };
 }

@@ -56,16 +56,15 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.PATCH('/v1/channels/{id}', { params: { path: { id: channelId } }, body: { name: 'typed client, disabled', enabled: false } });
   await client.POST('/v1/channels/{id}/test', { params: { path: { id: channelId } } });
   await client.GET('/v1/channels/{id}/deliveries', { params: { path: { id: channelId }, query: { limit: 5 } } });
-  // monitors: on the (disabled) channel above, muted, so an evaluation would send nothing
-  const monitor = await client.POST('/v1/monitors', {
-    body: { name: 'typed client', kind: 'threshold', q: 'severity >= error stats count() by source', window: '5m', condition: { op: '>', value: 5 }, channel_ids: [channelId], muted_until: '2999-01-01T00:00:00Z' },
-  });
+  // monitors on the disabled channel: their test notification is stored and failed, never sent
+  const monitor = await client.POST('/v1/monitors', { body: { name: 'typed client', kind: 'match', q: 'event:anticheat.flag', channel_ids: [channelId] } });
   const monitorId = monitor.data?.id ?? 'mon_unknown';
   await client.GET('/v1/monitors', { params: { query: { limit: 5 } } });
   await client.GET('/v1/monitors/{id}', { params: { path: { id: monitorId } } });
-  await client.PATCH('/v1/monitors/{id}', { params: { path: { id: monitorId } }, body: { name: 'typed client, renamed' } });
+  await client.PATCH('/v1/monitors/{id}', { params: { path: { id: monitorId } }, body: { group_window: '30s' } });
+  await client.POST('/v1/monitors/{id}/test', { params: { path: { id: monitorId } } });
   await client.GET('/v1/monitors/{id}/history', { params: { path: { id: monitorId }, query: { limit: 5 } } });
-  await client.POST('/v1/monitors/preview', { body: { q: 'severity >= error stats count() by source', window: '5m', condition: { op: '>', value: 5 } } });
+  await client.POST('/v1/monitors/preview', { body: { q: 'severity >= error stats count()', window: '5m', condition: { op: '>', value: 1 } } });
   await client.DELETE('/v1/monitors/{id}', { params: { path: { id: monitorId } } });
   await client.DELETE('/v1/channels/{id}', { params: { path: { id: channelId } } });
 

@@ -5,13 +5,21 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { PageQuery } from '../../pagination/page.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import type { MonitorService } from '../monitor-service.js';
+import type { NotificationService } from '../../notifications/notification-service.js';
+import type { PublicUrls } from '../../app/public-urls.js';
+import { sendMonitorTest } from '../test-notification.js';
 import { toMonitorView } from '../monitor.js';
 import { CreateMonitorBody, IdParams, MonitorSchema, PatchMonitorBody } from './schemas.js';
 
 const tags = ['monitors'];
 
-/** POST/GET /monitors, GET/PATCH/DELETE /monitors/{id} (DECISIONS.md §18). */
-export function registerMonitorRoutes(v1: Api, ctx: AppContext, monitors: MonitorService): void {
+/** POST/GET /monitors, GET/PATCH/DELETE /monitors/{id}, POST /monitors/{id}/test (DECISIONS.md §18). */
+export function registerMonitorRoutes(
+  v1: Api,
+  ctx: AppContext,
+  monitors: MonitorService,
+  test: { notifications: Pick<NotificationService, 'enqueue'>; urls: PublicUrls },
+): void {
   v1.post(
     '/monitors',
     {
@@ -81,6 +89,33 @@ export function registerMonitorRoutes(v1: Api, ctx: AppContext, monitors: Monito
     async (request) => {
       await monitors.remove(requireAuth(request).tenant, request.params.id);
       return { id: request.params.id, deleted: true as const };
+    },
+  );
+
+  v1.post(
+    '/monitors/:id/test',
+    {
+      config: { scope: 'monitors:write' },
+      schema: {
+        tags,
+        summary: "Send a test notification of the monitor to its channels",
+        description:
+          'Stores a `status: "test"` notification per channel of the monitor in the outbox and answers at once (202) with the ' +
+          'delivery ids; the attempts show in the monitor\'s history. A deleted channel is skipped; a disabled one is stored and failed.',
+        params: IdParams,
+        response: {
+          202: Type.Object({
+            monitor_id: Type.String(),
+            deliveries: Type.Array(Type.Object({ channel_id: Type.String(), delivery_id: Type.String() })),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = requireAuth(request);
+      const row = await monitors.get(tenant, request.params.id);
+      const deliveries = await sendMonitorTest(test.notifications, ctx.clock, test.urls.api, tenant, row);
+      return reply.code(202).send({ monitor_id: row.id, deliveries });
     },
   );
 }

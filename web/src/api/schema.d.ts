@@ -724,6 +724,28 @@ export interface paths {
         patch: operations["updateMonitor"];
         trace?: never;
     };
+    "/v1/monitors/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification of the monitor to its channels
+         * @description Stores a `status: "test"` notification per channel of the monitor in the outbox and answers at once (202) with the delivery ids; the attempts show in the monitor's history. A deleted channel is skipped; a disabled one is stored and failed.
+         *
+         *     Requires scope `monitors:write`.
+         */
+        post: operations["createMonitorTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/monitors/{id}/history": {
         parameters: {
             query?: never;
@@ -3575,6 +3597,52 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createMonitorTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        monitor_id: string;
+                        deliveries: {
+                            channel_id: string;
+                            delivery_id: string;
+                        }[];
+                    };
                 };
             };
             /** @description error */
