@@ -27,7 +27,7 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const result = spawnSync(
   process.execPath,
   [
-    '--import', 'tsx', '--test', '--test-concurrency=2',
+    '--import', 'tsx', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`,
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stderr',
     ...flags, ...files,

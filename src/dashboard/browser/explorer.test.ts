@@ -1,60 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
 import { TailClient } from '../../tail/test-client.js';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
-
-const minute = 60_000;
-
-/** The editor's text (the placeholder shows when it is empty). */
-async function editorText(page: Page): Promise<string> {
-  return page.getByTestId('soql-input').evaluate((el) => (el.querySelector('.cm-placeholder') ? '' : (el.textContent ?? '')));
-}
-
-/** Empties the editor as a person does: click, select all, delete. */
-async function clearEditor(page: Page): Promise<void> {
-  const editor = page.getByTestId('soql-input');
-  await editor.click();
-  await editor.press('Control+a');
-  await editor.press('Backspace');
-}
-
-/**
- * Types `q` into the editor key by key (at machine speed unless `delay` is given, in ms a key),
- * checks the editor holds exactly that, runs it with Ctrl+Enter and waits for its answer and
- * histogram. Never in one step (fill, insertText): that hid keystrokes the editor lost.
- */
-async function runQuery(page: Page, q: string, delay = 0): Promise<void> {
-  await clearEditor(page);
-  await page.keyboard.type(q, { delay });
-  assert.equal(await editorText(page), q, `typed at ${delay} ms a key`);
-  await page.getByTestId('soql-input').press('Control+Enter');
-  await settled(page, q);
-}
-
-/** The completions offered now (label and kind), or [] when the list is closed. */
-async function completions(page: Page): Promise<string[]> {
-  return page.locator('.soql-editor [data-testid=soql-completions] [role=option] .label').allTextContents();
-}
-
-/** Waits until the page shows the answer (and histogram) of `q`, by default the URL's. */
-async function settled(page: Page, q?: string): Promise<void> {
-  await page.waitForFunction((wanted) => {
-    const results = document.querySelector('[data-testid=results]');
-    const params = new URLSearchParams(location.search);
-    const current = wanted ?? params.get('q') ?? '';
-    const range = params.get('range') ?? '1h';
-    const rangeKey = new URLSearchParams(range === 'custom' ? { range, from: params.get('from') ?? '', to: params.get('to') ?? '' } : { range }).toString();
-    return (
-      results !== null &&
-      (results.getAttribute('data-q') ?? '') === current &&
-      results.getAttribute('data-range') === rangeKey &&
-      ['done', 'error'].includes(results.getAttribute('data-status') ?? '')
-    );
-  }, q);
-}
-
-const rowCount = (page: Page) => page.locator('[data-testid=events] .event').count();
+import { editorText, explorerOwner, minute, rowCount, runQuery, seedExplorer, settled } from './test-explorer.js';
 
 describe('explorer in Chromium: query, errors, filter, histogram, group by, live tail', { skip: noBrowser }, () => {
   let d: Dashboard;
@@ -62,26 +10,13 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
   before(async () => {
     // Heartbeats every second, so the connection indicator shows one quickly.
     d = await startDashboard({ env: { OPS_TAIL_HEARTBEAT_MS: '1000' } });
-    // 150 events over the last 50 minutes: a page of 100 and a second one.
-    const events = Array.from({ length: 150 }, (_, i) => ({
-      ts: new Date(now - 30_000 - i * 20_000).toISOString(),
-      severity: i % 10 === 0 ? 'error' : i % 4 === 0 ? 'warn' : 'info',
-      event: i % 2 ? 'player.join' : 'match.start',
-      source: `srv-${i % 3}`,
-      actor: `player-${i % 7}`,
-      message: `event number ${i}`,
-      payload: { region: i % 2 ? 'eu-west-1' : 'us-east-1', ping: 10 + i, 'odd key': i === 0 ? 'say "hi" \\ bye' : 'plain', nested: { map: `map-${i % 4}` } },
-    }));
-    const res = await d.s.request('POST', '/datasets/game/ingest', { json: events });
-    assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.ingested, 150);
-    await d.member('explorer-owner@example.com', 'Owner');
+    await seedExplorer(d, now);
   });
   after(() => d?.close());
 
   test('runs a query with Ctrl+Enter, highlights it, keeps query and range in the URL across a reload', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await titled(page, 'Explorer · opsplatform');
     await settled(page);
     assert.equal(await rowCount(page), 100, 'the empty query shows the newest page');
@@ -118,128 +53,9 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     await context.close();
   });
 
-  test('typing key by key at 0, 20 and 60 ms a key keeps every character where it was typed, and runs exactly that', async () => {
-    const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
-    await settled(page);
-    const issue = 'severity >= warn AND payload.map:dust';
-    const matching = 'severity >= warn AND payload.region:us-east-1';
-    const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => (i % 10 === 0 || i % 4 === 0) && i % 2 === 0).length;
-    for (const delay of [0, 20, 60]) {
-      // With the completion list open on the way: operators after the field, severities after
-      // the operator, keywords and payload keys after a letter.
-      await clearEditor(page);
-      await page.keyboard.type('severity ', { delay });
-      assert.deepEqual((await completions(page)).slice(0, 4), [':', '!:', '>=', '>'], `at ${delay} ms a key`);
-      await page.keyboard.type('>= w', { delay });
-      assert.deepEqual(await completions(page), ['warn']);
-      await page.keyboard.type('arn AND p', { delay });
-      assert.ok((await completions(page)).includes('payload.region'), (await completions(page)).join(' '));
-      await page.keyboard.type('ayload.map:dust', { delay });
-      assert.equal(await editorText(page), issue, `typed at ${delay} ms a key`);
-      assert.deepEqual(await completions(page), []);
-      await page.getByTestId('soql-input').press('Control+Enter');
-      await settled(page, issue);
-      assert.equal(new URL(page.url()).searchParams.get('q'), issue);
-      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${issue})`);
-      assert.equal(await rowCount(page), 0);
-      await runQuery(page, matching, delay);
-      assert.equal(await page.getByTestId('sent-query').textContent(), `ts >= now-1h AND (${matching})`);
-      assert.equal(await rowCount(page), expected);
-    }
-    // Typing on after Ctrl+Enter, while that query runs: the run does not take the new keys back.
-    await clearEditor(page);
-    await page.keyboard.type('severity >= warn');
-    await page.getByTestId('soql-input').press('Control+Enter');
-    await page.keyboard.type(' AND source:srv-1');
-    await settled(page, 'severity >= warn');
-    assert.equal(await editorText(page), 'severity >= warn AND source:srv-1');
-    await page.getByTestId('soql-input').press('Control+Enter');
-    await settled(page, 'severity >= warn AND source:srv-1');
-    assert.deepEqual(problems, []);
-    await context.close();
-  });
-
-  test('completions while typing key by key: chosen with the arrows and Enter, or a click; Escape closes; the console stays empty', async () => {
-    const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
-    await settled(page);
-    const editor = page.getByTestId('soql-input');
-    assert.equal(await editor.getAttribute('aria-expanded'), 'false');
-    await clearEditor(page);
-    // Fields as the word begins; payload keys of the events shown, nested ones by their path.
-    await page.keyboard.type('s');
-    assert.deepEqual(await completions(page), ['stats', 'severity', 'source']);
-    assert.equal(await editor.getAttribute('aria-expanded'), 'true');
-    assert.equal(await editor.getAttribute('aria-activedescendant'), 'soql-completion-0');
-    await page.keyboard.press('ArrowDown');
-    assert.equal(await editor.getAttribute('aria-activedescendant'), 'soql-completion-1');
-    await page.keyboard.press('Enter');
-    assert.equal(await editorText(page), 'severity');
-    await page.keyboard.type(' ');
-    await page.keyboard.type('>=');
-    await page.keyboard.type(' e');
-    assert.deepEqual(await completions(page), ['error']);
-    await page.keyboard.press('Tab');
-    await page.keyboard.type(' AND p');
-    assert.deepEqual(await completions(page), ['payload.`odd key`', 'payload.nested.map', 'payload.ping', 'payload.region']);
-    await d.screenshot(page, 'explorer-completions');
-    await page.keyboard.type('ayload.n');
-    assert.deepEqual(await completions(page), ['payload.nested.map']);
-    // A click takes an option too (the editor keeps the focus).
-    await page.locator('.soql-editor [role=option]', { hasText: 'payload.nested.map' }).click();
-    await page.keyboard.type(' ');
-    assert.deepEqual(await completions(page), [':', '!:', '>=', '>', '<=', '<', '==', '!=', 'exists', 'in (']);
-    await page.keyboard.press('Escape');
-    assert.deepEqual(await completions(page), []);
-    assert.equal(await editor.getAttribute('aria-expanded'), 'false');
-    await page.keyboard.press('Backspace');
-    await page.keyboard.type(':map-2 AND d');
-    assert.deepEqual(await completions(page), ['dataset']);
-    await page.keyboard.type('ataset:');
-    assert.deepEqual(await completions(page), ['game']);
-    await page.keyboard.press('Enter');
-    const q = 'severity >= error AND payload.nested.map:map-2 AND dataset:game';
-    assert.equal(await editorText(page), q);
-    await editor.press('Control+Enter');
-    await settled(page, q);
-    const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => i % 10 === 0 && i % 4 === 2).length;
-    assert.equal(expected, 7);
-    assert.equal(await rowCount(page), expected);
-    // Ctrl+Space opens the list where typing did not; running the query closes it.
-    await clearEditor(page);
-    await page.keyboard.type('dataset:game ');
-    assert.deepEqual(await completions(page), []);
-    await editor.press('Control+Space');
-    assert.deepEqual((await completions(page)).slice(0, 6), ['AND', 'OR', 'NOT', 'group by', 'stats', 'ts']);
-    await editor.press('Control+Enter');
-    await settled(page, 'dataset:game ');
-    assert.deepEqual(await completions(page), []);
-    // Stats functions after `stats`.
-    await clearEditor(page);
-    await page.keyboard.type('stats co', { delay: 20 });
-    assert.deepEqual(await completions(page), ['count(', 'count_distinct(']);
-    await page.keyboard.press('Enter');
-    await page.keyboard.type(') by source', { delay: 20 });
-    assert.equal(await editorText(page), 'stats count() by source');
-    await editor.press('Control+Enter');
-    await settled(page, 'stats count() by source');
-    await page.getByTestId('aggregate-table').waitFor();
-    // Typing over a selection (select all, type the next query), which Chromium alone would do
-    // with a style attribute the CSP refuses.
-    await editor.press('Control+a');
-    await page.keyboard.type('severity >= warn', { delay: 20 });
-    assert.equal(await editorText(page), 'severity >= warn');
-    await editor.press('Control+Enter');
-    await settled(page, 'severity >= warn');
-    // No inline style, no error, from the first load on (the sign-in page's included).
-    assert.deepEqual(problems, []);
-    await context.close();
-  });
-
   test('a parse error is underlined at its position, with the message, also inside the range bounds and in stats', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     await runQuery(page, 'source:srv-1 AND severity >= banana');
     const alert = page.getByTestId('query-error');
@@ -269,7 +85,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
 
   test('click-to-filter on a cell and inside the expanded JSON, quoted as SOQL needs; load more by cursor', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     assert.equal(await rowCount(page), 100);
     assert.match((await page.getByTestId('results-count').textContent()) ?? '', /more available/);
@@ -320,7 +136,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
 
   test('the histogram is drawn stacked by severity, and dragging over it narrows the range and the query', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     await page.getByTestId('histogram').locator('canvas').waitFor();
     assert.match((await page.getByTestId('histogram-total').textContent()) ?? '', /^150 events · bars of 30s/);
@@ -402,7 +218,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
 
   test('group by and stats show a table and a bar chart instead of events', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     await runQuery(page, 'dataset:game group by source');
     const table = page.getByTestId('aggregate-table');
@@ -432,7 +248,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
 
   test('live tail: new events stream in at the top, heartbeat shown, pause holds them, a scrolled reader keeps their place', async () => {
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     await runQuery(page, 'dataset:game');
     await page.getByTestId('live').click();
@@ -521,7 +337,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
       const auth = r.headers().authorization;
       if (r.url().includes('/v1/') && auth) token = auth.slice('Bearer '.length);
     });
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     assert.ok(token);
     await page.getByTestId('live').click();
@@ -606,7 +422,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
     assert.equal(res.status, 200, res.text);
 
     const { context, page, problems } = await d.context();
-    await d.signIn(page, 'explorer-owner@example.com');
+    await d.signIn(page, explorerOwner);
     await settled(page);
     await runQuery(page, 'dataset:flow');
     assert.equal(await rowCount(page), 40);
