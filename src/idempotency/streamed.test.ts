@@ -104,9 +104,13 @@ describe('Idempotency-Key on streamed multipart uploads', () => {
     assert.equal(later.headers['idempotent-replayed'], 'true');
   });
 
-  test('an upload refused before its body ended (413 on the free plan) is not remembered: its body cannot be compared, so the key stays free', async () => {
+  test('an upload refused before its body ended (413 on the free plan) is not remembered: its body cannot be compared, so the key stays free', { timeout: 30_000 }, async () => {
     const m = multipart([{ name: 'file', value: sized('image/png', 30_000_000), filename: 'over.png', type: 'image/png' }]);
-    const refused = await upload(s, m, s.tenants.b.token, 'over-1').answer;
+    // The client stops sending 2 MB past the free plan's 10 MB and never goes on: the answer can
+    // only come if the server refuses before the body ends (a server waiting for all 30 MB hangs
+    // here until the test's timeout). Counting bytes sent when the answer arrived instead failed
+    // on a loaded machine, where the client wrote all 30 MB before it saw the answer.
+    const refused = await upload(s, m, s.tenants.b.token, 'over-1', { holdAfter: 12_000_000 }).answer;
     assert.equal(refused.status, 413, refused.text);
     assert.equal(refused.body.error.code, 'file_too_large');
     assert.ok(refused.sentWhenAnswered < m.body.length, 'answered before the whole body was sent');
