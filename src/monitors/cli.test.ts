@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { startReceiver } from '../notifications/test-receiver.js';
-import { runOpsctl } from '../cli/run.js';
+import { opsctl as runOpsctlOn } from '../test-support/opsctl.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -17,18 +17,8 @@ describe('opsctl monitor list|create|mute, channel list|test, while the server r
     for (const r of receivers) await r.close();
   });
 
-  /** Runs opsctl in this process on the test server's stores (as opsctl.test.ts does). */
-  const opsctl = async (args: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const env: NodeJS.ProcessEnv = { ...process.env, OPS_DATA_DIR: s.dataDir, OPS_WEBHOOK_ALLOW_PRIVATE: 'true' };
-    delete env.OPS_DATABASE_URL;
-    if (s.server.ctx.config.databaseUrl) env.OPS_DATABASE_URL = s.server.ctx.config.databaseUrl;
-    const code = await runOpsctl(args, { out: (t: string) => (stdout += `${t}\n`), err: (t: string) => (stderr += `${t}\n`), env });
-    // The printed JSON, read loosely: each test checks the fields it uses.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return { code, stdout, stderr, json: args.includes('--json') ? (JSON.parse(stdout) as Record<string, any>) : {} };
-  };
+  /** opsctl in this process on the test server's stores, allowed to reach the loopback receivers. */
+  const opsctl = (args: string[]) => runOpsctlOn(s, args, { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const tenantA = () => ['--org', s.tenants.a.orgId, '--project', s.tenants.a.projectId];
 
   test('channel list and test; monitor create (match), list, and its match reaches the channel', async () => {
