@@ -13,6 +13,7 @@ import type { Severity } from '../stores/events/event-record.js';
 import type { DatasetsTable } from './datasets-table.js';
 import './datasets-table.js';
 import type { RecordAnswer } from '../idempotency/keyed-request.js';
+import { KeyedLock } from '../shared/keyed-lock.js';
 
 export type Dataset = Selectable<DatasetsTable>;
 
@@ -39,7 +40,7 @@ const cacheTtlMs = 5_000;
 /** Datasets: metadata rows in the tenant's scope; events live in the event store. */
 export class DatasetService {
   private readonly targets = new Map<string, { target: IngestTarget; expires: number }>();
-  private readonly orgLocks = new Map<string, Promise<unknown>>();
+  private readonly orgLock = new KeyedLock();
   private readonly db: Kysely<Database>;
   /** Compiled once: GET /datasets and every POST /query read it. */
   private readonly listActiveQuery;
@@ -62,17 +63,6 @@ export class DatasetService {
     );
   }
 
-  /** Serialises dataset creation per organisation, so two first ingests cannot pass the cap together. */
-  private async withOrgLock<T>(orgId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.orgLocks.get(orgId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.catch(() => undefined);
-    this.orgLocks.set(orgId, settled);
-    void settled.then(() => {
-      if (this.orgLocks.get(orgId) === settled) this.orgLocks.delete(orgId);
-    });
-    return next;
-  }
 
   private invalidate(): void {
     this.targets.clear();
@@ -167,7 +157,7 @@ export class DatasetService {
       return { dataset: existing, overflowFrom: undefined };
     }
     if (name === defaultDatasetName) return { dataset: await this.insert(tenant, plan, name), overflowFrom: undefined };
-    return this.withOrgLock(tenant.orgId, async () => {
+    return this.orgLock.run(tenant.orgId, async () => {
       const again = await this.find(tenant, name);
       if (again) return this.resolveTarget(tenant, plan, name);
       const cap = this.plans.limits(plan).datasets;
@@ -188,7 +178,7 @@ export class DatasetService {
   async create(tenant: Tenant, plan: string, input: { name: string } & Omit<DatasetPatch, 'name'>, within?: RecordAnswer<Dataset>): Promise<Dataset> {
     this.checkRetention(plan, input.retention_days);
     if (input.name === defaultDatasetName) throw conflict(`"${defaultDatasetName}" is reserved for the system-managed dataset`);
-    return this.withOrgLock(tenant.orgId, async () => {
+    return this.orgLock.run(tenant.orgId, async () => {
       const existing = await this.find(tenant, input.name);
       if (existing) {
         throw conflict(existing.archived_at ? `dataset name "${input.name}" belongs to an archived dataset` : `dataset "${input.name}" already exists`);

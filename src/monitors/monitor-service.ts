@@ -12,10 +12,11 @@ import { keysetBefore } from '../pagination/keyset.js';
 import { checkMonitor, inputOf, type MonitorInput } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
 import './tables.js';
+import { KeyedLock } from '../shared/keyed-lock.js';
 
 /** Monitors of a project and mode (DECISIONS.md §18), always through scoped(). */
 export class MonitorService {
-  private readonly orgLocks = new Map<string, Promise<unknown>>();
+  private readonly orgLock = new KeyedLock();
   /** Called after any change of a tenant's monitors (the match cache forgets the tenant). */
   onChanged: (tenant: Tenant) => void = () => {};
 
@@ -29,7 +30,7 @@ export class MonitorService {
   async create(tenant: Tenant, plan: string, input: MonitorInput): Promise<MonitorsTable> {
     const columns = checkMonitor(input);
     await this.checkChannels(tenant, input.channel_ids);
-    return this.withOrgLock(tenant.orgId, async () => {
+    return this.orgLock.run(tenant.orgId, async () => {
       const cap = this.plans.limits(plan).monitors;
       const used = await this.countOfOrg(tenant.orgId);
       if (cap !== null && used >= cap) {
@@ -109,14 +110,4 @@ export class MonitorService {
     return Number(row?.n ?? 0);
   }
 
-  private async withOrgLock<T>(orgId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.orgLocks.get(orgId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.catch(() => undefined);
-    this.orgLocks.set(orgId, settled);
-    void settled.then(() => {
-      if (this.orgLocks.get(orgId) === settled) this.orgLocks.delete(orgId);
-    });
-    return next;
-  }
 }
