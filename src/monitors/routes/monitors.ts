@@ -23,7 +23,7 @@ export function registerMonitorRoutes(
   v1.post(
     '/monitors',
     {
-      config: { scope: 'monitors:write' },
+      config: { scope: 'monitors:write', idempotency: 'body' },
       schema: {
         tags,
         summary: 'Create a threshold or match monitor',

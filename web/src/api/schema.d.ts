@@ -3059,7 +3059,10 @@ export interface operations {
     createChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3398,7 +3401,10 @@ export interface operations {
     createMonitor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3860,7 +3866,10 @@ export interface operations {
     createSavedSearch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
