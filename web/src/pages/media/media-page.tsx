@@ -5,12 +5,12 @@
 // restore within their 30-day window (GET /v1/media?deleted=true, POST /v1/media/{id}/restore).
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import { ConfirmButton } from '../components/confirm';
-import { CopyButton } from '../components/copy-button';
-import { ErrorNote, Loading } from '../components/notes';
-import { Link, navigate, type Route } from '../router';
-import { useSession } from '../session';
+import { api, data } from '../../api/client';
+import { ConfirmButton } from '../../components/confirm';
+import { CopyButton } from '../../components/copy-button';
+import { ErrorNote, Loading } from '../../components/notes';
+import { Link, navigate, type Route } from '../../router';
+import { useSession } from '../../session';
 import { explainUploadError, formatBytes, supportedTypes, uploadFile, type ListedFile, type MediaFile, type UploadHandle } from './media-upload';
 import './media.css';
 

@@ -3,13 +3,13 @@
 // happens at each limit.
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import { ErrorNote, Loading } from '../components/notes';
-import { formatMetric, metricNames } from '../components/quota-error';
-import { formatBytes, formatCount, formatUtcDate } from '../components/units';
-import { Link } from '../router';
-import type { Route } from '../router';
-import { useSession } from '../session';
+import { api, data } from '../../api/client';
+import { ErrorNote, Loading } from '../../components/notes';
+import { formatMetric, metricNames } from '../../components/quota-error';
+import { formatBytes, formatCount, formatUtcDate } from '../../components/units';
+import { Link } from '../../router';
+import type { Route } from '../../router';
+import { useSession } from '../../session';
 import './usage.css';
 
 type Usage = Awaited<ReturnType<typeof loadUsage>>;

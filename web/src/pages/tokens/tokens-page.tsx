@@ -2,14 +2,14 @@
 // signed-in role holds (the API refuses more), the new secret shown once, revoke.
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import type { components, paths } from '../api/schema';
-import { ErrorNote, Loading } from '../components/notes';
-import { ConfirmButton } from '../components/confirm';
-import { CopyField, When } from '../components/copy-field';
-import type { Route } from '../router';
-import { useSession } from '../session';
-import './access.css';
+import { api, data } from '../../api/client';
+import type { components, paths } from '../../api/schema';
+import { ErrorNote, Loading } from '../../components/notes';
+import { ConfirmButton } from '../../components/confirm';
+import { CopyField, When } from '../../components/copy-field';
+import type { Route } from '../../router';
+import { useSession } from '../../session';
+import '../access.css';
 
 /** A token as listed; `created_by_user_id` is the member who made it in the dashboard (null: opsctl or another token). */
 type TokenInfo = components['schemas']['TokenInfo'];

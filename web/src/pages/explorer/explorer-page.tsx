@@ -6,19 +6,19 @@
 // (soql-text.ts withBounds); parse errors are mapped back to the reader's text.
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import { ApiError, describeError } from '../api/errors';
-import { Link, navigate, type Route } from '../router';
-import { useSession } from '../session';
-import { GroupsView, StatsView, type GroupsAnswer, type StatsAnswer } from './explorer/aggregate';
-import { SoqlEditor } from './explorer/editor';
-import { EventsTable, type ApiEvent } from './explorer/events-table';
-import { Histogram, type HistogramData } from './explorer/histogram';
-import { LiveView } from './explorer/live-view';
-import { type Vocabulary } from './explorer/soql-complete';
-import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
-import { TimeRangePicker } from './explorer/time-range';
-import './explorer/explorer.css';
+import { api, data } from '../../api/client';
+import { ApiError, describeError } from '../../api/errors';
+import { Link, navigate, type Route } from '../../router';
+import { useSession } from '../../session';
+import { GroupsView, StatsView, type GroupsAnswer, type StatsAnswer } from './aggregate';
+import { SoqlEditor } from './editor';
+import { EventsTable, type ApiEvent } from './events-table';
+import { Histogram, type HistogramData } from './histogram';
+import { LiveView } from './live-view';
+import { type Vocabulary } from './soql-complete';
+import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './soql-text';
+import { TimeRangePicker } from './time-range';
+import './explorer.css';
 
 type Answer =
   | { kind: 'events'; events: ApiEvent[]; nextCursor: string; hasMore: boolean }

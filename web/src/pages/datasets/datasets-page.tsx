@@ -3,17 +3,17 @@
 // logs:write, and each dataset's schema (GET /v1/datasets/{name}/schema).
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { components } from '../api/schema';
-import { api, data } from '../api/client';
-import { ApiError } from '../api/errors';
-import { ConfirmButton } from '../components/confirm';
-import { ErrorNote, Loading } from '../components/notes';
-import { PlanErrorNote } from '../components/quota-error';
-import { Sparkline } from '../components/sparkline';
-import { formatCount, formatDateTime } from '../components/units';
-import { Link } from '../router';
-import type { Route } from '../router';
-import { useSession } from '../session';
+import type { components } from '../../api/schema';
+import { api, data } from '../../api/client';
+import { ApiError } from '../../api/errors';
+import { ConfirmButton } from '../../components/confirm';
+import { ErrorNote, Loading } from '../../components/notes';
+import { PlanErrorNote } from '../../components/quota-error';
+import { Sparkline } from '../../components/sparkline';
+import { formatCount, formatDateTime } from '../../components/units';
+import { Link } from '../../router';
+import type { Route } from '../../router';
+import { useSession } from '../../session';
 import './datasets.css';
 
 type Summary = components['schemas']['DatasetSummary'];

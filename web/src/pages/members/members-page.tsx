@@ -4,16 +4,16 @@
 // (DECISIONS.md §17); the owner rules' 409 answers are explained in words.
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import type { components } from '../api/schema';
-import { ApiError, describeError } from '../api/errors';
-import { passwordLink, type PasswordLink } from '../api/password-links';
-import { ErrorNote, Loading } from '../components/notes';
-import { ConfirmButton } from '../components/confirm';
-import { CopyField, When } from '../components/copy-field';
-import type { Route } from '../router';
-import { useSession } from '../session';
-import './access.css';
+import { api, data } from '../../api/client';
+import type { components } from '../../api/schema';
+import { ApiError, describeError } from '../../api/errors';
+import { passwordLink, type PasswordLink } from '../../api/password-links';
+import { ErrorNote, Loading } from '../../components/notes';
+import { ConfirmButton } from '../../components/confirm';
+import { CopyField, When } from '../../components/copy-field';
+import type { Route } from '../../router';
+import { useSession } from '../../session';
+import '../access.css';
 
 type Member = components['schemas']['Member'];
 type Role = components['schemas']['Role'];
