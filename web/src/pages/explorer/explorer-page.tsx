@@ -18,7 +18,10 @@ import { LiveView } from './live-view';
 import { type Vocabulary } from './soql-complete';
 import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './soql-text';
 import { TimeRangePicker } from './time-range';
+import { SavedSearches } from './saved-searches';
+import { timeRangeOf } from './saved-range';
 import './explorer.css';
+import './saved-searches.css';
 
 type Answer =
   | { kind: 'events'; events: ApiEvent[]; nextCursor: string; hasMore: boolean }
@@ -274,6 +277,16 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
           </button>
         </div>
       </form>
+      <SavedSearches
+        target={target}
+        q={draft}
+        range={range}
+        onOpen={(search) => {
+          // Filled in and run: the URL gets the query and range, so reload and back keep it.
+          setText(search.q);
+          go(search.q, timeRangeOf(search.range) ?? range);
+        }}
+      />
       {live ? (
         <>
           {queryError && <QueryErrorNote error={queryError.error} position={queryError.position} q={queryError.q} />}
