@@ -35,6 +35,8 @@ function explain(metric: string, resets: string): string {
       return `Events accepted by ingest (native and OTLP) this calendar month (UTC). At the limit, ingest is refused with quota_exceeded (HTTP 402) and the events are not stored, until the count starts again on ${resets} or the plan is upgraded.`;
     case 'queries_month':
       return `SOQL queries run this calendar month (UTC): the explorer, the Datasets page's hourly counts and every POST /v1/query. At the limit, queries are refused with quota_exceeded (HTTP 402) until ${resets} or an upgrade.`;
+    case 'monitors':
+      return 'Monitors of the whole organisation (all projects, live and test mode), as they exist now; it does not reset each month, and evaluating them does not count as queries. At the limit, creating a monitor is refused with quota_exceeded (HTTP 402): delete one or upgrade the plan.';
     default:
       return '';
   }
@@ -43,6 +45,7 @@ function explain(metric: string, resets: string): string {
 /** What to do once a metric is used up. */
 function whenReached(metric: string, resets: string): string {
   if (metric === 'storage_bytes') return 'Limit reached: uploads are refused until files are deleted and purged, or the plan is upgraded.';
+  if (metric === 'monitors') return 'Limit reached: new monitors are refused until one is deleted, or the plan is upgraded.';
   return `Limit reached: refused until ${resets}, or upgrade the plan.`;
 }
 
@@ -188,6 +191,7 @@ function PlanLimits(props: { billing: Billing; datasetCount: number | undefined;
     ],
     ['Events per month', unlimited(l.events_month, formatCount), 'calendar month, UTC'],
     ['Queries per month', unlimited(l.queries_month, formatCount), 'calendar month, UTC'],
+    ['Monitors', unlimited(l.monitors, formatCount), 'monitors of the whole organisation, all projects and modes'],
   ];
   return (
     <div class="table-wrap">
