@@ -1,23 +1,15 @@
 // Usage and plan (issue #18): the organisation's quotas this period (GET /v1/usage, usage:read)
 // as bars, the plan's other limits (GET /v1/billing, billing:read: Owner and Admin), and what
-// happens at each limit.
+// happens at each limit. Requests: use-usage.ts.
 import type { JSX } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, data } from '../../api/client';
 import { ErrorNote, Loading } from '../../components/notes';
 import { formatMetric, metricNames } from '../../components/quota-error';
 import { formatBytes, formatCount, formatUtcDate } from '../../components/units';
 import { Link } from '../../router';
 import type { Route } from '../../router';
 import { useSession } from '../../session';
+import { useBilling, useDatasetCount, useUsage, type Billing } from './use-usage';
 import './usage.css';
-
-type Usage = Awaited<ReturnType<typeof loadUsage>>;
-type Billing = Awaited<ReturnType<typeof loadBilling>>;
-const loadUsage = () => data(api.GET('/v1/usage'));
-const loadBilling = () => data(api.GET('/v1/billing'));
-/** The reserved dataset does not count toward the plan's cap (DECISIONS.md §9). */
-const reservedDataset = 'default';
 
 interface Meter {
   metric: string;
@@ -51,31 +43,16 @@ function whenReached(metric: string, resets: string): string {
 
 export function UsagePage(_props: { route: Route }): JSX.Element {
   const { can, membership, target } = useSession();
-  const [usage, setUsage] = useState<Usage>();
-  const [billing, setBilling] = useState<Billing>();
-  const [datasetCount, setDatasetCount] = useState<number>();
-  const [error, setError] = useState<unknown>();
-  const [billingError, setBillingError] = useState<unknown>();
   const mayReadBilling = can('billing:read');
-  const mayReadDatasets = can('logs:read');
-
-  const load = useCallback(async () => {
-    setError(undefined);
-    setBillingError(undefined);
-    const usageCall = loadUsage().then(setUsage, setError);
-    const billingCall = mayReadBilling ? loadBilling().then(setBilling, setBillingError) : undefined;
-    const datasetsCall = mayReadDatasets && mayReadBilling
-      ? data(api.GET('/v1/datasets')).then(
-          (list) => setDatasetCount(list.datasets.filter((d) => d.name !== reservedDataset).length),
-          () => undefined,
-        )
-      : undefined;
-    await Promise.all([usageCall, billingCall, datasetsCall]);
-  }, [mayReadBilling, mayReadDatasets]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const usageCall = useUsage();
+  const billingCall = useBilling(mayReadBilling);
+  const datasets = useDatasetCount(mayReadBilling && can('logs:read'));
+  const usage = usageCall.value;
+  const error = usageCall.error;
+  const billing = billingCall.value;
+  const billingError = billingCall.error;
+  const datasetCount = datasets.value;
+  const load = () => Promise.all([usageCall.reload(), billingCall.reload(), datasets.reload()]);
 
   const resets = usage ? formatUtcDate(usage.period_end) : '';
   const meters: Meter[] = usage?.quotas ?? [];
