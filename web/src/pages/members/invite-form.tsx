@@ -3,15 +3,14 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { describeError } from '../../api/errors';
-import { passwordLink, type PasswordLink } from '../../api/password-links';
+import type { PasswordLink } from '../../api/password-links';
 import { ErrorNote } from '../../components/notes';
-import { useSession } from '../../session';
 import { explainMemberError, type IssuedLink, type Member, type Role } from './member-rules';
-import { useInviteMember } from './use-member-writes';
+import { useInviteMember, usePasswordLink } from './use-member-writes';
 
 export function InviteForm(props: { roles: Role[]; onInvited: (member: Member, issued?: IssuedLink) => void }): JSX.Element {
-  const { target } = useSession();
   const invite = useInviteMember();
+  const makeLink = usePasswordLink();
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
   const [roleId, setRoleId] = useState('');
@@ -27,7 +26,7 @@ export function InviteForm(props: { roles: Role[]; onInvited: (member: Member, i
       const member = await invite({ email: email.trim(), roleId: chosen, ...(name.trim() ? { name: name.trim() } : {}) });
       let link: PasswordLink;
       try {
-        link = await passwordLink({ org_id: target.org_id, user_id: member.id });
+        link = await makeLink(member.id);
       } catch (e) {
         // The member exists; only the link failed: say so, the row's "Password link" retries.
         setError(new Error(`${member.email} was added, but no password link could be made: ${describeError(explainMemberError(e))} Use “Password link” in their row.`));

@@ -2,16 +2,15 @@
 // dismissed; or, for someone who has a password, the offer of a reset link.
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { passwordLink } from '../../api/password-links';
 import { CopyField, When } from '../../components/copy-field';
 import { ErrorNote } from '../../components/notes';
-import { useSession } from '../../session';
 import { explainMemberError, type IssuedLink } from './member-rules';
+import { usePasswordLink } from './use-member-writes';
 
 /** The one-time link to hand over, or why there is none (the user has a password already). */
 export function LinkPanel(props: { issued: IssuedLink; onDone: () => void; onIssued: (issued: IssuedLink) => void }): JSX.Element {
   const { member, link, invited } = props.issued;
-  const { target } = useSession();
+  const makeLink = usePasswordLink();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const heading = useRef<HTMLHeadingElement>(null);
@@ -24,7 +23,7 @@ export function LinkPanel(props: { issued: IssuedLink; onDone: () => void; onIss
     setBusy(true);
     setError(undefined);
     try {
-      props.onIssued({ member, link: await passwordLink({ org_id: target.org_id, user_id: member.id, reset: true }), invited: false });
+      props.onIssued({ member, link: await makeLink(member.id, true), invited: false });
     } catch (e) {
       setError(explainMemberError(e));
     } finally {

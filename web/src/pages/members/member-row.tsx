@@ -2,12 +2,11 @@
 // link and Remove, each behind a dialog that shows the refusal explained.
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { passwordLink } from '../../api/password-links';
 import { ConfirmButton } from '../../components/confirm';
 import { When } from '../../components/copy-field';
 import { useSession } from '../../session';
 import { explainMemberError, roleHelp, type IssuedLink, type Member, type Role } from './member-rules';
-import { useChangeRole, useRemoveMember } from './use-member-writes';
+import { useChangeRole, usePasswordLink, useRemoveMember } from './use-member-writes';
 
 export function MemberRow(props: { member: Member; manage: boolean; roles: Role[]; onChanged: (message: string) => void; onLink: (issued: IssuedLink) => void }): JSX.Element {
   const { member: m } = props;
@@ -19,6 +18,7 @@ export function MemberRow(props: { member: Member; manage: boolean; roles: Role[
   const who = m.name && m.name !== m.email ? `${m.name} (${m.email})` : m.email;
   const changeRoleOf = useChangeRole();
   const removeMember = useRemoveMember();
+  const makeLink = usePasswordLink();
   const help = roleHelp[props.roles.find((r) => r.id === role)?.name ?? ''];
 
   const afterOwnChange = async () => {
@@ -39,7 +39,7 @@ export function MemberRow(props: { member: Member; manage: boolean; roles: Role[
   };
   const reset = async () => {
     try {
-      const link = await passwordLink({ org_id: target.org_id, user_id: m.id, reset: true });
+      const link = await makeLink(m.id, true);
       props.onLink({ member: m, link, invited: false });
     } catch (e) {
       throw explainMemberError(e);
