@@ -14,6 +14,15 @@ import type { MonitorsTable } from './tables.js';
 import './tables.js';
 import { KeyedLock } from '../shared/keyed-lock.js';
 
+/**
+ * How many monitors the organisation has, in all its projects and modes: what the plan's
+ * `monitors` cap counts (the create's check, and GET /v1/usage's `monitors` quota).
+ */
+export async function monitorsOfOrg(db: Kysely<Database>, orgId: string): Promise<number> {
+  const row = await db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Monitors of a project and mode (DECISIONS.md §18), always through scoped(). */
 export class MonitorService {
   private readonly orgLock = new KeyedLock();
@@ -105,9 +114,8 @@ export class MonitorService {
   }
 
   /** Monitors of the organisation (all projects and modes): the plan's cap is the organisation's. */
-  private async countOfOrg(orgId: string): Promise<number> {
-    const row = await this.db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirst();
-    return Number(row?.n ?? 0);
+  private countOfOrg(orgId: string): Promise<number> {
+    return monitorsOfOrg(this.db, orgId);
   }
 
 }

@@ -8,14 +8,14 @@ import { ApiError } from './api/errors';
 import { ErrorNote, Loading } from './components/notes';
 import { Link, navigate, useRoute, type Route } from './router';
 import { initialTarget, SessionProvider, type SessionState } from './session';
-import { SignIn } from './pages/sign-in';
-import { SetPassword } from './pages/set-password';
-import { ExplorerPage } from './pages/explorer';
-import { DatasetsPage } from './pages/datasets';
-import { MediaPage } from './pages/media';
-import { TokensPage } from './pages/tokens';
-import { MembersPage } from './pages/members';
-import { UsagePage } from './pages/usage';
+import { SignIn } from './pages/sign-in/sign-in-page';
+import { SetPassword } from './pages/sign-in/set-password-page';
+import { ExplorerPage } from './pages/explorer/explorer-page';
+import { DatasetsPage } from './pages/datasets/datasets-page';
+import { MediaPage } from './pages/media/media-page';
+import { TokensPage } from './pages/tokens/tokens-page';
+import { MembersPage } from './pages/members/members-page';
+import { UsagePage } from './pages/usage/usage-page';
 
 interface Page {
   path: string;

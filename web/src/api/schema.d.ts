@@ -128,7 +128,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organisation's quota usage in the current period
+         * The organisation's quota usage in the current period (storage, events and queries this month, monitors)
          * @description Requires scope `usage:read`.
          */
         get: operations["getUsage"];

@@ -1,23 +1,15 @@
 // Usage and plan (issue #18): the organisation's quotas this period (GET /v1/usage, usage:read)
 // as bars, the plan's other limits (GET /v1/billing, billing:read: Owner and Admin), and what
-// happens at each limit.
+// happens at each limit. Requests: use-usage.ts.
 import type { JSX } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import { ErrorNote, Loading } from '../components/notes';
-import { formatMetric, metricNames } from '../components/quota-error';
-import { formatBytes, formatCount, formatUtcDate } from '../components/units';
-import { Link } from '../router';
-import type { Route } from '../router';
-import { useSession } from '../session';
+import { ErrorNote, Loading } from '../../components/notes';
+import { formatMetric, metricNames } from '../../components/quota-error';
+import { formatBytes, formatCount, formatUtcDate } from '../../components/units';
+import { Link } from '../../router';
+import type { Route } from '../../router';
+import { useSession } from '../../session';
+import { useBilling, useDatasetCount, useUsage, type Billing } from './use-usage';
 import './usage.css';
-
-type Usage = Awaited<ReturnType<typeof loadUsage>>;
-type Billing = Awaited<ReturnType<typeof loadBilling>>;
-const loadUsage = () => data(api.GET('/v1/usage'));
-const loadBilling = () => data(api.GET('/v1/billing'));
-/** The reserved dataset does not count toward the plan's cap (DECISIONS.md §9). */
-const reservedDataset = 'default';
 
 interface Meter {
   metric: string;
@@ -35,6 +27,8 @@ function explain(metric: string, resets: string): string {
       return `Events accepted by ingest (native and OTLP) this calendar month (UTC). At the limit, ingest is refused with quota_exceeded (HTTP 402) and the events are not stored, until the count starts again on ${resets} or the plan is upgraded.`;
     case 'queries_month':
       return `SOQL queries run this calendar month (UTC): the explorer, the Datasets page's hourly counts and every POST /v1/query. At the limit, queries are refused with quota_exceeded (HTTP 402) until ${resets} or an upgrade.`;
+    case 'monitors':
+      return 'Monitors of the whole organisation (all projects, live and test mode), as they exist now; it does not reset each month, and evaluating them does not count as queries. At the limit, creating a monitor is refused with quota_exceeded (HTTP 402): delete one or upgrade the plan.';
     default:
       return '';
   }
@@ -43,36 +37,22 @@ function explain(metric: string, resets: string): string {
 /** What to do once a metric is used up. */
 function whenReached(metric: string, resets: string): string {
   if (metric === 'storage_bytes') return 'Limit reached: uploads are refused until files are deleted and purged, or the plan is upgraded.';
+  if (metric === 'monitors') return 'Limit reached: new monitors are refused until one is deleted, or the plan is upgraded.';
   return `Limit reached: refused until ${resets}, or upgrade the plan.`;
 }
 
 export function UsagePage(_props: { route: Route }): JSX.Element {
   const { can, membership, target } = useSession();
-  const [usage, setUsage] = useState<Usage>();
-  const [billing, setBilling] = useState<Billing>();
-  const [datasetCount, setDatasetCount] = useState<number>();
-  const [error, setError] = useState<unknown>();
-  const [billingError, setBillingError] = useState<unknown>();
   const mayReadBilling = can('billing:read');
-  const mayReadDatasets = can('logs:read');
-
-  const load = useCallback(async () => {
-    setError(undefined);
-    setBillingError(undefined);
-    const usageCall = loadUsage().then(setUsage, setError);
-    const billingCall = mayReadBilling ? loadBilling().then(setBilling, setBillingError) : undefined;
-    const datasetsCall = mayReadDatasets && mayReadBilling
-      ? data(api.GET('/v1/datasets')).then(
-          (list) => setDatasetCount(list.datasets.filter((d) => d.name !== reservedDataset).length),
-          () => undefined,
-        )
-      : undefined;
-    await Promise.all([usageCall, billingCall, datasetsCall]);
-  }, [mayReadBilling, mayReadDatasets]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const usageCall = useUsage();
+  const billingCall = useBilling(mayReadBilling);
+  const datasets = useDatasetCount(mayReadBilling && can('logs:read'));
+  const usage = usageCall.value;
+  const error = usageCall.error;
+  const billing = billingCall.value;
+  const billingError = billingCall.error;
+  const datasetCount = datasets.value;
+  const load = () => Promise.all([usageCall.reload(), billingCall.reload(), datasets.reload()]);
 
   const resets = usage ? formatUtcDate(usage.period_end) : '';
   const meters: Meter[] = usage?.quotas ?? [];
@@ -188,6 +168,7 @@ function PlanLimits(props: { billing: Billing; datasetCount: number | undefined;
     ],
     ['Events per month', unlimited(l.events_month, formatCount), 'calendar month, UTC'],
     ['Queries per month', unlimited(l.queries_month, formatCount), 'calendar month, UTC'],
+    ['Monitors', unlimited(l.monitors, formatCount), 'monitors of the whole organisation, all projects and modes'],
   ];
   return (
     <div class="table-wrap">

@@ -1,9 +1,9 @@
 // Media uploads with progress: POST /v1/media as multipart (part `file`, fields `folder` and
 // `tags`) through XMLHttpRequest, whose upload events give progress that fetch does not; and the
 // server's refusals (413, 415, 402 quota_exceeded…) put into words a person can act on.
-import { tokens } from '../api/client';
-import { ApiError } from '../api/errors';
-import type { components } from '../api/schema';
+import { tokens } from '../../api/client';
+import { ApiError } from '../../api/errors';
+import type { components } from '../../api/schema';
 
 export type MediaFile = components['schemas']['File'];
 export type ListedFile = components['schemas']['ListedFile'];

@@ -3,75 +3,29 @@
 // stats table and chart); Live switches the same query to POST /v1/query/tail. The query and
 // range live in the URL (?q=…&range=1h, or range=custom&from=…&to=…), so reload and back keep them.
 // The range is added to the query sent as `ts >= … AND (<filter>) <group by | stats>`
-// (soql-text.ts withBounds); parse errors are mapped back to the reader's text.
+// (soql-text.ts withBounds); parse errors are mapped back to the reader's text. Requests:
+// use-query-run.ts (the query, load more), use-histogram.ts, and the saved searches' hooks.
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, data } from '../api/client';
-import { ApiError, describeError } from '../api/errors';
-import { Link, navigate, type Route } from '../router';
-import { useSession } from '../session';
-import { GroupsView, StatsView, type GroupsAnswer, type StatsAnswer } from './explorer/aggregate';
-import { SoqlEditor } from './explorer/editor';
-import { EventsTable, type ApiEvent } from './explorer/events-table';
-import { Histogram, type HistogramData } from './explorer/histogram';
-import { LiveView } from './explorer/live-view';
-import { type Vocabulary } from './explorer/soql-complete';
-import { addFilter, binWidth, boundsText, fieldText, filterOf, interval, rangeFromParams, rangeParams, withBounds, type SentQuery, type TimeRange } from './explorer/soql-text';
-import { TimeRangePicker } from './explorer/time-range';
-import './explorer/explorer.css';
-
-type Answer =
-  | { kind: 'events'; events: ApiEvent[]; nextCursor: string; hasMore: boolean }
-  | ({ kind: 'groups' } & GroupsAnswer)
-  | ({ kind: 'stats' } & StatsAnswer);
-
-interface Run {
-  q: string;
-  /** the range's URL parameters (`range=1h`) */
-  range: string;
-  sent: SentQuery;
-  status: 'loading' | 'done' | 'error';
-  answer?: Answer;
-  error?: unknown;
-  loadingMore?: boolean;
-  moreError?: unknown;
-}
-
-/** A query's error with a position in the reader's text (parse errors). */
-interface QueryError {
-  q: string;
-  error: ApiError;
-  position: number | null;
-}
-
-function toAnswer(body: unknown): Answer {
-  const b = body as Record<string, unknown>;
-  if (Array.isArray(b.events)) return { kind: 'events', events: b.events as ApiEvent[], nextCursor: String(b.next_cursor ?? ''), hasMore: b.has_more === true };
-  if (Array.isArray(b.groups)) return { kind: 'groups', field: String(b.field), groups: b.groups as GroupsAnswer['groups'] };
-  return { kind: 'stats', stats: (b.stats ?? []) as StatsAnswer['stats'] };
-}
-
-const postQuery = (q: string, cursor?: string) => data(api.POST('/v1/query', { body: cursor ? { q, cursor } : { q } }));
-
-/** Payload keys (up to 200, as SOQL writes them) and datasets of the events shown: the editor offers them. */
-function vocabularyOf(events: readonly ApiEvent[]): Vocabulary {
-  const keys = new Set<string>();
-  const datasets = new Set<string>();
-  const walk = (value: unknown, path: string[], depth: number) => {
-    if (keys.size >= 200 || depth > 4) return;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      const text = fieldText(['payload', ...path]);
-      if (text) keys.add(text);
-      return;
-    }
-    for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key], depth + 1);
-  };
-  for (const event of events) {
-    datasets.add(event.dataset);
-    if (event.payload && typeof event.payload === 'object') for (const [key, inner] of Object.entries(event.payload)) walk(inner, [key], 1);
-  }
-  return { payloadKeys: [...keys].sort(), datasets: [...datasets].sort() };
-}
+import { describeError, type ApiError } from '../../api/errors';
+import { navigate, type Route } from '../../router';
+import { useSession } from '../../session';
+import { GroupsView, StatsView } from './aggregate';
+import { SoqlEditor } from './editor';
+import { EventsTable } from './events-table';
+import { Histogram } from './histogram';
+import { LiveView } from './live-view';
+import { type Vocabulary } from './soql-complete';
+import { addFilter, rangeFromParams, rangeParams, type TimeRange } from './soql-text';
+import { TimeRangePicker } from './time-range';
+import { QueryErrorNote } from './query-error-note';
+import { useHistogram } from './use-histogram';
+import { useQueryRun, type QueryError } from './use-query-run';
+import { vocabularyOf } from './vocabulary';
+import { SavedSearches } from './saved-searches';
+import { timeRangeOf } from './saved-range';
+import './explorer.css';
+import './saved-searches.css';
 
 function rangeKey(range: TimeRange): string {
   return new URLSearchParams(rangeParams(range)).toString();
@@ -80,40 +34,6 @@ function rangeKey(range: TimeRange): string {
 function urlFor(q: string, range: TimeRange): string {
   const params = new URLSearchParams({ ...(q ? { q } : {}), ...rangeParams(range) });
   return `/?${params.toString()}`;
-}
-
-/** An error of the query in words: a parse error with where it is, a plan quota explained. */
-function QueryErrorNote(props: { error: unknown; position: number | null; q: string }): JSX.Element | null {
-  const { error } = props;
-  if (!error) return null;
-  if (error instanceof ApiError && (error.code === 'soql_parse_error' || error.code === 'soql_reserved_field')) {
-    // `near` as the reader wrote it (the server's is taken from the query sent, with the range's bounds).
-    const nearText = props.position === null ? '' : props.q.slice(props.position, props.position + 20).trimEnd();
-    const near = nearText ? ` near “${nearText}”` : props.position !== null && props.position >= props.q.length ? ' (the end)' : '';
-    return (
-      <p class="note error" role="alert" id="soql-error" data-testid="query-error">
-        {props.position === null ? 'The query cannot be read' : `The query cannot be read at character ${props.position + 1}${near}`}: {error.message}
-      </p>
-    );
-  }
-  if (error instanceof ApiError && error.code === 'quota_exceeded') {
-    const quotas = Array.isArray(error.details.quotas) ? (error.details.quotas as Array<{ metric: string; used: number; limit: number | null }>) : [];
-    const quota = quotas.find((x) => x.metric === error.details.metric);
-    return (
-      <p class="note error" role="alert" data-testid="query-error">
-        {error.message}.{' '}
-        {quota && quota.limit !== null
-          ? `This organisation's plan allows ${quota.limit.toLocaleString()} ${quota.metric === 'queries_month' ? 'queries a month' : quota.metric}, and ${quota.used.toLocaleString()} are used.`
-          : ''}{' '}
-        <Link href="/usage">See usage and plan</Link>
-      </p>
-    );
-  }
-  return (
-    <p class="note error" role="alert" data-testid="query-error">
-      {describeError(error)}
-    </p>
-  );
 }
 
 export function ExplorerPage(props: { route: Route }): JSX.Element {
@@ -135,13 +55,9 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   }, []);
   const [nonce, setNonce] = useState(0);
   const [live, setLive] = useState(false);
-  const [run, setRun] = useState<Run | undefined>();
-  const [histogram, setHistogram] = useState<{ q: string; data?: HistogramData; error?: unknown } | undefined>();
-  const [queryError, setQueryError] = useState<QueryError | undefined>();
+  /** A live tail's refusal of the query, with its position. */
+  const [liveError, setLiveError] = useState<QueryError | undefined>();
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
-  const seq = useRef(0);
-  /** The run whose query and histogram have both answered (tests and the bench wait for it). */
-  const [answered, setAnswered] = useState(0);
 
   // A query the URL got from elsewhere (back and forward) becomes the editor's text; one this
   // page ran is the editor's text already, or an older one if typing went on since.
@@ -165,52 +81,16 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
     [q, rKey],
   );
 
-  useEffect(() => {
-    if (live) return;
-    const id = ++seq.current;
-    let waiting = 2;
-    const done = () => --waiting === 0 && id === seq.current && setAnswered(id);
-    const sent = withBounds(q, boundsText(range));
-    const now = Date.now();
-    setRun((prev) => ({ q, range: rKey, sent, status: 'loading', answer: prev?.q === q ? prev.answer : undefined }));
-    setQueryError(undefined);
-    setExpanded(new Set());
-    postQuery(sent.q)
-      .then(
-        (body) => id === seq.current && setRun({ q, range: rKey, sent, status: 'done', answer: toAnswer(body) }),
-        (error: unknown) => {
-          if (id !== seq.current) return;
-          setRun({ q, range: rKey, sent, status: 'error', error });
-          if (error instanceof ApiError && typeof error.details.position === 'number') setQueryError({ q, error, position: sent.toUser(error.details.position) });
-        },
-      )
-      .finally(done);
-    // The histogram: the filter alone, whatever the clause, in bins of the range.
-    const span = interval(range, now);
-    const width = binWidth(span.to - span.from);
-    const histogramQ = withBounds(`${filterOf(q)} stats count() by severity, bin(${width})`, boundsText(range));
-    setHistogram((prev) => ({ q, data: prev?.data }));
-    postQuery(histogramQ.q)
-      .then(
-        (body) => id === seq.current && setHistogram({ q, data: { ...span, width, rows: (body as StatsAnswer).stats ?? [] } }),
-        (error: unknown) => id === seq.current && setHistogram({ q, error }),
-      )
-      .finally(done);
-  }, [q, rKey, nonce, target, live]);
-
-  const loadMore = async () => {
-    const current = run;
-    if (!current || current.answer?.kind !== 'events' || !current.answer.hasMore) return;
-    const id = seq.current;
-    setRun({ ...current, loadingMore: true, moreError: undefined });
-    try {
-      const next = toAnswer(await postQuery(current.sent.q, current.answer.nextCursor));
-      if (id !== seq.current || next.kind !== 'events') return;
-      setRun({ ...current, loadingMore: false, answer: { ...next, events: [...current.answer.events, ...next.events] } });
-    } catch (error) {
-      if (id === seq.current) setRun({ ...current, loadingMore: false, moreError: error });
-    }
-  };
+  // The query and its histogram, run for each (query, range, re-run, target) while not live.
+  const runKey = `${target}|${rKey}|${nonce}|${q}`;
+  const query = useQueryRun(q, range, rKey, runKey, !live);
+  const histogramRun = useHistogram(q, range, runKey, !live);
+  const { histogram } = histogramRun;
+  const { run, loadMore } = query;
+  /** Both have answered for the latest run (tests and the bench wait for it). */
+  const answered = query.settled === runKey && histogramRun.settled === runKey;
+  useEffect(() => setExpanded(new Set()), [runKey, live]);
+  const queryError = live ? liveError : query.error;
 
   const onFilter = useCallback(
     (clause: string) => {
@@ -229,12 +109,12 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
   }, []);
   const onSelect = useCallback((from: number, to: number) => go(q, { kind: 'custom', from, to }), [q, go]);
   const onLiveError = useCallback((error: ApiError) => {
-    if (typeof error.details.position === 'number') setQueryError({ q, error, position: error.details.position });
+    if (typeof error.details.position === 'number') setLiveError({ q, error, position: error.details.position });
   }, [q]);
 
   const toggleLive = () => {
     if (!live && draft !== q) go(draft, range);
-    setQueryError(undefined);
+    setLiveError(undefined);
     setLive(!live);
   };
 
@@ -274,6 +154,16 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
           </button>
         </div>
       </form>
+      <SavedSearches
+        target={target}
+        q={draft}
+        range={range}
+        onOpen={(search) => {
+          // Filled in and run: the URL gets the query and range, so reload and back keep it.
+          setText(search.q);
+          go(search.q, timeRangeOf(search.range) ?? range);
+        }}
+      />
       {live ? (
         <>
           {queryError && <QueryErrorNote error={queryError.error} position={queryError.position} q={queryError.q} />}
@@ -292,7 +182,7 @@ export function ExplorerPage(props: { route: Route }): JSX.Element {
             aria-busy={run?.status === 'loading'}
             class="results"
             data-testid="results"
-            data-status={!run || run.status === 'loading' || answered !== seq.current ? 'loading' : run.status}
+            data-status={!run || run.status === 'loading' || !answered ? 'loading' : run.status}
             data-q={run?.q}
             data-range={run?.range}
           >

@@ -5,10 +5,10 @@
 // sign-in with the address filled in.
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { dashboardApi } from '../api/dashboard';
-import { ErrorNote, Loading } from '../components/notes';
-import { navigate } from '../router';
-import { prefillSignIn } from './sign-in';
+import { dashboardApi } from '../../api/dashboard';
+import { ErrorNote, Loading } from '../../components/notes';
+import { navigate } from '../../router';
+import { prefillSignIn } from './sign-in-page';
 
 const minLength = 12;
 

@@ -1,8 +1,8 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { dashboardApi } from '../api/dashboard';
-import { ApiError } from '../api/errors';
-import { ErrorNote } from '../components/notes';
+import { dashboardApi } from '../../api/dashboard';
+import { ApiError } from '../../api/errors';
+import { ErrorNote } from '../../components/notes';
 
 /** The address the next sign-in form starts with (the set-password page's, after a password is set). */
 let prefilled = '';
