@@ -71,8 +71,16 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     await page.getByLabel('Channel name').click();
     await page.keyboard.type('ops receiver');
     await page.getByLabel('Kind').selectOption('webhook');
+    // The API's refusal of the URL is shown beside it, and goes once the URL is changed.
     await page.getByLabel('URL').click();
+    await page.keyboard.type('ftp://127.0.0.1/hook');
+    await page.getByRole('button', { name: 'Add channel' }).click();
+    await page.getByTestId('url-error').filter({ hasText: 'not ftp:' }).waitFor();
+    assert.equal(await page.getByLabel('URL').getAttribute('aria-invalid'), 'true');
+    await page.getByLabel('URL').click();
+    await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.type(receiver.url, { delay: 10 });
+    assert.equal(await page.getByTestId('url-error').count(), 0);
     await page.getByRole('button', { name: 'Add channel' }).click();
     assert.match(await page.getByTestId('signing-secret').inputValue(), /^whsec_/);
     await page.getByRole('button', { name: 'I have copied it' }).click();
@@ -160,9 +168,9 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     await page.getByRole('button', { name: 'Mute', exact: true }).waitFor();
     assert.equal((await d.s.request('GET', `/monitors/${id}`)).body.muted_until, null);
 
-    // Only the refusal provoked on purpose (the window's 400) reached the console.
+    // Only the refusals provoked on purpose (the URL's and the window's 400) reached the console.
     assert.deepEqual(unexpected(problems), []);
-    assert.ok(problems.length <= 1, problems.join('\n'));
+    assert.ok(problems.length <= 2, problems.join('\n'));
     await context.close();
   });
 
@@ -228,6 +236,7 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     assert.equal(await page.locator(`tr[data-monitor-id="${id}"]`).count(), 0);
     assert.equal((await d.s.request('GET', `/monitors/${id}`)).status, 404);
     await assertNoPageOverflow(page);
+    await d.screenshot(page, 'alerts');
 
     // The 400s provoked on purpose (the save, and the preview of a query without stats) aside, nothing.
     assert.deepEqual(unexpected(problems), []);

@@ -70,7 +70,7 @@ export function AlertsPage(): JSX.Element {
       )}
       <p class="muted small">
         The state is each group's last state change in the monitor's history (the API keeps no other state); the last value is the one that change was made on. A threshold
-        monitor runs at the interval its Evaluation column gives (the API does not publish when it runs next); a match monitor on every ingest.
+        monitor runs at its own <em>every</em> interval (the API does not publish when it runs next); a match monitor on every ingest.
       </p>
       <ChannelsSection write={write} />
     </section>

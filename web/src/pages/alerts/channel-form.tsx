@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { CopyField } from '../../components/copy-field';
 import { createChannel } from './mutations';
 import { FieldError, invalid, OtherError } from './field-error';
-import type { Channel, ChannelKind } from './model';
+import { fieldOf, type Channel, type ChannelKind } from './model';
 
 const kinds: Array<{ value: ChannelKind; label: string; hint: string }> = [
   { value: 'webhook', label: 'Webhook', hint: 'https://… (signed JSON; a signing secret is shown once)' },
@@ -59,7 +59,10 @@ export function CreateChannel(props: { onCreated: (channel: Channel) => void }):
             <div class="field">
               <label>
                 Channel name
-                <input name="channel-name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} {...invalid(error, 'name')} />
+                <input name="channel-name" required maxLength={100} value={name} onInput={(e) => {
+                    if (fieldOf(error) === 'name') setError(undefined);
+                    setName(e.currentTarget.value);
+                  }} {...invalid(error, 'name')} />
               </label>
               <FieldError error={error} name="name" />
             </div>
@@ -83,7 +86,10 @@ export function CreateChannel(props: { onCreated: (channel: Channel) => void }):
                 maxLength={2048}
                 value={url}
                 placeholder={kinds.find((k) => k.value === kind)?.hint}
-                onInput={(e) => setUrl(e.currentTarget.value)}
+                onInput={(e) => {
+                    if (fieldOf(error) === 'url') setError(undefined);
+                    setUrl(e.currentTarget.value);
+                  }}
                 {...invalid(error, 'url')}
               />
               </label>
