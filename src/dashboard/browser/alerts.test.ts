@@ -243,6 +243,33 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     await context.close();
   });
 
+  test("past the plan's monitor cap the form says so, with the numbers and a link to Usage and plan", async () => {
+    // Organisation B is on the free plan: 3 monitors.
+    const b = d.s.tenants.b;
+    for (let i = 0; i < 3; i++) {
+      const res = await d.s.request('POST', '/monitors', { token: b.token, json: { name: `cap ${i}`, kind: 'match', q: 'event:x', channel_ids: [] } });
+      assert.equal(res.status, 201, res.text);
+    }
+    await d.member('alerts-cap@example.com', 'Developer', b.orgId);
+    const { context, page, problems } = await d.context(widths.desktop);
+    // (Signed in first: the shell's sign-in keeps the path to return to, not its ?q=.)
+    await d.signIn(page, 'alerts-cap@example.com', '/alerts');
+    await page.goto(`${d.url}/alerts/new?q=${encodeURIComponent('event:player.kick')}`);
+    await page.getByRole('heading', { name: 'New monitor' }).waitFor();
+    assert.equal(await page.getByTestId('soql-input').textContent(), 'event:player.kick');
+    assert.equal(await page.getByLabel('Kind').inputValue(), 'match');
+    await page.getByLabel('Name').click();
+    await page.keyboard.type('one too many', { delay: 5 });
+    await page.getByRole('button', { name: 'Create monitor' }).click();
+    const note = page.getByRole('alert').filter({ hasText: 'the plan allows 3 monitors' });
+    await note.getByRole('link', { name: 'See usage and plan' }).waitFor();
+    assert.match((await note.textContent()) ?? '', /monitors: 3 of 3 used on your plan/);
+    await d.screenshot(page, 'alerts-cap');
+    assert.deepEqual(unexpected(problems), []);
+    assert.deepEqual(problems, ['Failed to load resource: the server responded with a status of 402 (Payment Required)']);
+    await context.close();
+  });
+
   test('a Viewer sees monitors and channels without any write control, and the API refuses the writes', async () => {
     const channel = await d.s.request('POST', '/channels', { json: { name: 'viewer-visible', kind: 'slack', url: 'http://127.0.0.1:9/services/T000/B000/secretpart' } });
     assert.equal(channel.status, 201, channel.text);

@@ -2,7 +2,7 @@
 // names none of the form's fields.
 import type { JSX } from 'preact';
 import { describeError } from '../../api/errors';
-import { ErrorNote } from '../../components/notes';
+import { PlanErrorNote } from '../../components/quota-error';
 import { fieldOf } from './model';
 
 /** The message under field `name` when `error` is about it (its id for aria-describedby). */
@@ -20,8 +20,8 @@ export function invalid(error: unknown, name: string): { 'aria-invalid'?: 'true'
   return error !== undefined && fieldOf(error) === name ? { 'aria-invalid': 'true', 'aria-describedby': `${name}-error` } : {};
 }
 
-/** The error when it is about none of `fields` (shown once, above the buttons). */
+/** The error when it is about none of `fields` (shown once, above the buttons); the plan's monitor cap (402) with its numbers. */
 export function OtherError(props: { error: unknown; fields: string[] }): JSX.Element | null {
   if (props.error === undefined || props.fields.includes(fieldOf(props.error))) return null;
-  return <ErrorNote error={props.error} />;
+  return <PlanErrorNote error={props.error} />;
 }
