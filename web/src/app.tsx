@@ -16,6 +16,7 @@ import { MediaPage } from './pages/media/media-page';
 import { TokensPage } from './pages/tokens/tokens-page';
 import { MembersPage } from './pages/members/members-page';
 import { UsagePage } from './pages/usage/usage-page';
+import { AlertsRoutes } from './pages/alerts';
 
 interface Page {
   path: string;
@@ -30,6 +31,7 @@ const pages: Page[] = [
   { path: '/tokens', title: 'Tokens', render: (route) => <TokensPage route={route} /> },
   { path: '/members', title: 'Members', render: (route) => <MembersPage route={route} /> },
   { path: '/usage', title: 'Usage', render: (route) => <UsagePage route={route} /> },
+  { path: '/alerts', title: 'Alerts', render: (route) => <AlertsRoutes route={route} /> },
 ];
 
 function pageOf(path: string): Page | undefined {
