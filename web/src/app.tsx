@@ -87,7 +87,10 @@ export function App(): JSX.Element {
   }
   if (phase.kind === 'loading') return <Loading what="the dashboard" />;
   if (phase.kind === 'signed-out') {
-    if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(route.path)}`);
+    // The page's query goes along (an explorer link's `q`, a monitor form's): after signing in the
+    // person lands on what they opened, not on its bare path.
+    const query = route.query.toString();
+    if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(query ? `${route.path}?${query}` : route.path)}`);
     return (
       <SignIn
         notice={phase.notice}
