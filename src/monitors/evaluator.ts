@@ -96,13 +96,15 @@ export class Evaluator {
           if (committed) {
             evaluated++;
             this.notifications.wake();
+          } else if (await this.freeLease(row)) {
+            this.log.info({ monitor_id: id }, 'monitors: the monitor changed during the evaluation; this evaluation is dropped and the new definition evaluated at the next tick');
           } else {
             this.log.warn({ monitor_id: id }, 'monitors: the lease ran out during the evaluation and another process has the monitor; this evaluation is dropped');
           }
         } catch (error) {
           this.log.warn({ err: error, monitor_id: id }, 'monitors: an evaluation failed; it runs again at the next interval');
+          await this.release(row, now);
         }
-        if (!committed) await this.release(row, now);
       }
     } catch (error) {
       this.log.warn({ err: error }, 'monitors: the scheduler could not read due monitors; it tries again at the next tick');
@@ -113,11 +115,12 @@ export class Evaluator {
   /**
    * Stores an evaluation's writes — group states, state changes, notifications — in one
    * transaction that first moves the monitor to its next interval and frees the lease, only
-   * while this process still holds it. So an evaluation is committed whole or not at all (a
-   * kill -9 in the middle leaves nothing: the next holder evaluates again), and an evaluation
-   * that outlived its lease while another process took the monitor commits nothing (on
-   * PostgreSQL the UPDATE's row lock orders it against that process's claim). False when the
-   * lease was lost.
+   * while this process still holds it and the monitor is as it was read. So an evaluation is
+   * committed whole or not at all (a kill -9 in the middle leaves nothing: the next holder
+   * evaluates again), an evaluation that outlived its lease while another process took the
+   * monitor commits nothing (on PostgreSQL the UPDATE's row lock orders it against that
+   * process's claim), and neither does one of a monitor deleted or changed (PATCH) meanwhile.
+   * False when nothing was stored.
    */
   private async commit(row: MonitorsTable, now: number, writes: Write[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
@@ -126,6 +129,7 @@ export class Evaluator {
         .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
         .where('id', '=', row.id)
         .where('lease_owner', '=', this.owner)
+        .where('updated_at', '=', row.updated_at)
         .executeTakeFirst();
       if (Number(fenced.numUpdatedRows) !== 1) return false;
       for (const write of writes) await write(trx);
@@ -133,14 +137,25 @@ export class Evaluator {
     });
   }
 
-  /** After a failed evaluation: due again at the next interval, the lease freed (only if still ours). */
+  /**
+   * After a failed evaluation: due again at the next interval, the lease freed (only if still
+   * ours; a monitor changed meanwhile keeps the due time its change gave it).
+   */
   private async release(row: MonitorsTable, now: number): Promise<void> {
-    await this.db
+    const moved = await this.db
       .updateTable('monitors')
       .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
       .where('id', '=', row.id)
       .where('lease_owner', '=', this.owner)
-      .execute();
+      .where('updated_at', '=', row.updated_at)
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) !== 1) await this.freeLease(row);
+  }
+
+  /** Frees the lease if it is still ours, leaving the due time as it is; whether it was ours. */
+  private async freeLease(row: MonitorsTable): Promise<boolean> {
+    const freed = await this.db.updateTable('monitors').set({ lease_until: null, lease_owner: null }).where('id', '=', row.id).where('lease_owner', '=', this.owner).executeTakeFirst();
+    return Number(freed.numUpdatedRows) === 1;
   }
 
   /**
