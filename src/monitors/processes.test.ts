@@ -22,6 +22,23 @@ function postAlone(port: number, token: string, urlPath: string, json: unknown):
   });
 }
 
+/** `opsctl serve --workers 2` on the store, answering /readyz before this resolves. */
+async function workers(store: Awaited<ReturnType<typeof processStore>>) {
+  const port = await freePort();
+  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
+    env: { ...process.env, ...store.env, OPS_DATA_DIR: store.dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 600 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+  return {
+    port,
+    close: async () => {
+      primary.kill('SIGTERM');
+      await exited(primary);
+    },
+  };
+}
+
 interface Body {
   delivery_id: string;
   monitor: { id: string; kind: string };
@@ -35,14 +52,10 @@ interface Body {
 test('serve --workers 2 on one store: every threshold firing is notified once, and every matched event once whichever worker took its ingest', { timeout: 240_000 }, async () => {
   const store = await processStore('ops-monitors-workers-');
   const receiver = await startReceiver([{ status: 200 }]);
-  const port = await freePort();
-  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
-    env: { ...process.env, ...store.env, OPS_DATA_DIR: store.dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const servers = await workers(store);
+  const { port } = servers;
   const ctx = await store.open();
   try {
-    for (let i = 0; i < 600 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
     const api = (method: string, urlPath: string, json?: unknown) => call(port, store.token, method, urlPath, json);
     const channel = await api('POST', '/channels', { name: 'hook', kind: 'webhook', url: receiver.url });
     assert.equal(channel.status, 201, channel.text);
@@ -97,10 +110,34 @@ test('serve --workers 2 on one store: every threshold firing is notified once, a
     assert.equal(new Set(messages).size, messages.length, 'no event notified twice');
     assert.ok(messages.every((m) => sent.includes(m)));
   } finally {
-    primary.kill('SIGTERM');
-    await exited(primary);
+    await servers.close();
     await ctx.close();
     await receiver.close();
+    await store.drop();
+  }
+});
+
+test("serve --workers 2: monitors created at once through both workers never pass the plan's cap", { timeout: 240_000 }, async () => {
+  const store = await processStore('ops-monitors-cap-');
+  const setup = await store.open();
+  await setup.orgs.setPlan(store.tenant.orgId, 'free'); // 3 monitors
+  await setup.close();
+  const servers = await workers(store);
+  const ctx = await store.open();
+  try {
+    for (let round = 0; round < 3; round++) {
+      // 16 creations at once, each on a connection of its own: both workers count and insert at the same time.
+      const statuses = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => postAlone(servers.port, store.token, '/monitors', { name: `m${round}-${i}`, kind: 'match', q: 'event:x', channel_ids: [] })),
+      );
+      assert.deepEqual([statuses.filter((x) => x === 201).length, statuses.filter((x) => x === 402).length], [3, 13], `round ${round}: ${statuses.join(' ')}`);
+      const rows = await ctx.metadata.db.selectFrom('monitors').select('id').execute();
+      assert.equal(rows.length, 3);
+      for (const { id } of rows) assert.equal((await call(servers.port, store.token, 'DELETE', `/monitors/${id}`)).status, 200);
+    }
+  } finally {
+    await servers.close();
+    await ctx.close();
     await store.drop();
   }
 });
