@@ -1,43 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { spawn } from 'node:child_process';
-import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
 import { startReceiver, eventually } from '../notifications/test-receiver.js';
-import { call, processStore } from '../notifications/test-processes.js';
-
-/** A POST on a connection of its own, so node:cluster hands it to either worker (keep-alive would pin one). */
-function postAlone(port: number, token: string, urlPath: string, json: unknown): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify(json);
-    const req = http.request(
-      { host: '127.0.0.1', port, path: `/v1${urlPath}`, method: 'POST', agent: false, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** `opsctl serve --workers 2` on the store, answering /readyz before this resolves. */
-async function workers(store: Awaited<ReturnType<typeof processStore>>) {
-  const port = await freePort();
-  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
-    env: { ...process.env, ...store.env, OPS_DATA_DIR: store.dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; i < 600 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
-  return {
-    port,
-    close: async () => {
-      primary.kill('SIGTERM');
-      await exited(primary);
-    },
-  };
-}
+import { call, postAlone, processStore, workers } from '../notifications/test-processes.js';
 
 interface Body {
   delivery_id: string;
