@@ -153,5 +153,6 @@ export class Evaluator {
         url: explorerUrl(this.urls.api, query, from, now),
       });
     }
+    await this.groups.evaluated(tenant, row.id, now);
   }
 }
