@@ -263,7 +263,7 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     await page.getByRole('button', { name: 'Create monitor' }).click();
     const note = page.getByRole('alert').filter({ hasText: 'the plan allows 3 monitors' });
     await note.getByRole('link', { name: 'See usage and plan' }).waitFor();
-    assert.match((await note.textContent()) ?? '', /monitors: 3 of 3 used on your plan/);
+    assert.match((await note.textContent()) ?? '', /Monitors: 3 of 3 used on your plan/);
     await d.screenshot(page, 'alerts-cap');
     assert.deepEqual(unexpected(problems), []);
     assert.deepEqual(problems, ['Failed to load resource: the server responded with a status of 402 (Payment Required)']);
