@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { startReceiver } from '../notifications/test-receiver.js';
+import { nextEvaluation } from './status.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 interface Status {
@@ -75,6 +76,9 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     const next = Date.parse(created.status.next_evaluation_at!);
     assert.ok(next >= before && next <= s.clock.now(), created.status.next_evaluation_at!);
     assert.deepEqual(await status(created.id), created.status);
+    // Read-only: a PATCH that sends it is refused, as any unknown field.
+    const patched = await s.request('PATCH', `/monitors/${created.id}`, { json: { status: { state: 'ok' } } });
+    assert.equal(patched.status, 400, patched.text);
     await s.request('DELETE', `/monitors/${created.id}`);
   });
 
@@ -193,4 +197,13 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     await s.request('DELETE', `/monitors/${mine.id}`);
     await s.request('DELETE', `/monitors/${theirs.id}`, { token: b });
   });
+});
+
+test('next evaluation: next_eval_at, or the end of a lease held now (the evaluation in progress moves it on by every)', () => {
+  const now = Date.parse('2026-01-01T00:10:00.000Z');
+  const at = (m: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + m * minute).toISOString();
+  assert.equal(nextEvaluation({ next_eval_at: at(12), lease_until: null }, now), at(12));
+  assert.equal(nextEvaluation({ next_eval_at: at(9), lease_until: at(11) }, now), at(11), 'being evaluated: due again when the lease ends');
+  assert.equal(nextEvaluation({ next_eval_at: at(9), lease_until: at(8) }, now), at(9), 'a lease that ran out (its process died): due now');
+  assert.equal(nextEvaluation({ next_eval_at: null, lease_until: null }, now), null);
 });
