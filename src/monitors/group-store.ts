@@ -37,9 +37,12 @@ export class GroupStore {
     }
   }
 
-  /** The evaluation at `at` is stored: the Monitor's status.last_evaluated_at (also when no group has a value). */
-  async evaluated(tenant: Tenant, monitorId: string, at: number): Promise<void> {
-    await scoped(this.db, tenant).updateTable('monitors').set({ last_eval_at: iso(at) }).where('id', '=', monitorId).execute();
+  /**
+   * The evaluation at `at` is stored: the Monitor's status.last_evaluated_at (also when no group
+   * has a value). `db` may be a transaction that stores the evaluation's other writes.
+   */
+  async evaluated(tenant: Tenant, monitorId: string, at: number, db: Kysely<Database> = this.db): Promise<void> {
+    await scoped(db, tenant).updateTable('monitors').set({ last_eval_at: iso(at) }).where('id', '=', monitorId).execute();
   }
 
   /**
