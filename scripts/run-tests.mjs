@@ -47,7 +47,9 @@ const compiled = files.map((f) => path.join('dist-test', path.relative('src', f)
 const result = spawnSync(
   process.execPath,
   [
-    '--enable-source-maps', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`,
+    // A test that hangs (a child that never answers) fails after 5 minutes instead of holding
+    // the run until CI's limit; tests that need longer say so with their own `timeout`.
+    '--enable-source-maps', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`, '--test-timeout=300000',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stderr',
     ...flags, ...compiled,

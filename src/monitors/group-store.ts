@@ -14,7 +14,7 @@ export interface GroupSummary {
   lastValue: number | null;
 }
 
-/** The state of a monitor's groups and the history of their changes, through scoped(). */
+/** The state of a monitor's groups and the history of their changes, through scoped(); writes in `db` when it is the evaluation's transaction. */
 export class GroupStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -23,8 +23,8 @@ export class GroupStore {
   }
 
   /** Stores the group's state (an ok group without data is forgotten, so the table stays as small as the groups alive). */
-  async save(tenant: Tenant, row: MonitorGroupsTable, existed: boolean, forget: boolean): Promise<void> {
-    const where = scoped(this.db, tenant);
+  async save(tenant: Tenant, row: MonitorGroupsTable, existed: boolean, forget: boolean, db: Kysely<Database> = this.db): Promise<void> {
+    const where = scoped(db, tenant);
     if (forget) {
       if (existed) await where.deleteFrom('monitor_groups').where('monitor_id', '=', row.monitor_id).where('group_key', '=', row.group_key).execute();
       return;
@@ -33,7 +33,7 @@ export class GroupStore {
       const { state, since, last_value, notified_at, updated_at } = row;
       await where.updateTable('monitor_groups').set({ state, since, last_value, notified_at, updated_at }).where('monitor_id', '=', row.monitor_id).where('group_key', '=', row.group_key).execute();
     } else {
-      await this.db.insertInto('monitor_groups').values(row).execute();
+      await db.insertInto('monitor_groups').values(row).execute();
     }
   }
 
@@ -69,10 +69,10 @@ export class GroupStore {
     return byMonitor;
   }
 
-  async recordChange(tenant: Tenant, monitorId: string, groupKey: string, from: GroupState, to: GroupState, value: number | null, at: number): Promise<void> {
-    await this.db
+  async recordChange(tenant: Tenant, monitorId: string, groupKey: string, from: GroupState, to: GroupState, value: number | null, at: number, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto('monitor_changes')
-      .values({ id: newId.monitorChange(), monitor_id: monitorId, ...scoped(this.db, tenant).row, group_key: groupKey, from_state: from, to_state: to, value, created_at: iso(at) })
+      .values({ id: newId.monitorChange(), monitor_id: monitorId, ...scoped(db, tenant).row, group_key: groupKey, from_state: from, to_state: to, value, created_at: iso(at) })
       .execute();
   }
 }

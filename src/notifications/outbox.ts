@@ -31,8 +31,9 @@ export interface AttemptRecord {
 export class Outbox {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(rows: NotificationsTable[]): Promise<void> {
-    if (rows.length) await this.db.insertInto('notifications').values(rows).execute();
+  /** `db`: the caller's transaction, when the rows must commit with its own writes. */
+  async insert(rows: readonly NotificationsTable[], db: Kysely<Database> = this.db): Promise<void> {
+    if (rows.length) await db.insertInto('notifications').values([...rows]).execute();
   }
 
   /** Ids of pending rows due at `now` that nobody holds, oldest due first. */
