@@ -97,13 +97,15 @@ describe('threshold evaluation: only the lease holder commits, and only for the 
     assert.equal(await running, 0);
     assert.deepEqual(await stored(id), { changes: [], groups: [], notifications: [] });
     assert.ok(logs.some((l) => l.includes('the monitor changed during the evaluation')));
-    const row = await db().selectFrom('monitors').select(['lease_owner', 'next_eval_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await db().selectFrom('monitors').select(['lease_owner', 'next_eval_at', 'last_eval_at']).where('id', '=', id).executeTakeFirstOrThrow();
     assert.equal(row.lease_owner, null);
     assert.ok(Date.parse(row.next_eval_at!) <= s.clock.now(), 'still due now, as the PATCH made it');
+    assert.equal(row.last_eval_at, null, 'the status says it was never evaluated: the dropped evaluation stored no time either');
     const b = new HeldQueries();
     b.value = 5;
     assert.equal(await scheduler(b).evaluateDue(), 1);
     assert.deepEqual(await stored(id), { changes: [], groups: ['ok'], notifications: [] });
+    assert.equal((await s.request('GET', `/monitors/${id}`)).body.status.last_value, 5);
     b.value = 11;
     s.clock.advance(60_000);
     assert.equal(await scheduler(b).evaluateDue(), 1);

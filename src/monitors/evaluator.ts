@@ -209,6 +209,8 @@ export class Evaluator {
       });
       writes.push((db) => this.notifications.store(prepared, db));
     }
+    // When it was evaluated (the Monitor's status), stored with the rest or not at all.
+    writes.push((db) => this.groups.evaluated(tenant, row.id, now, db));
     return writes;
   }
 }

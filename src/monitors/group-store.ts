@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
@@ -6,6 +6,13 @@ import { newId } from '../shared/ids.js';
 import { iso } from '../shared/clock.js';
 import type { GroupState, MonitorGroupsTable } from './tables.js';
 import './tables.js';
+
+export interface GroupSummary {
+  firing: number;
+  pending: number;
+  /** The highest value over the groups (null when none has one). */
+  lastValue: number | null;
+}
 
 /** The state of a monitor's groups and the history of their changes, through scoped(); writes in `db` when it is the evaluation's transaction. */
 export class GroupStore {
@@ -28,6 +35,38 @@ export class GroupStore {
     } else {
       await db.insertInto('monitor_groups').values(row).execute();
     }
+  }
+
+  /**
+   * The evaluation at `at` is stored: the Monitor's status.last_evaluated_at (also when no group
+   * has a value). `db` may be a transaction that stores the evaluation's other writes.
+   */
+  async evaluated(tenant: Tenant, monitorId: string, at: number, db: Kysely<Database> = this.db): Promise<void> {
+    await scoped(db, tenant).updateTable('monitors').set({ last_eval_at: iso(at) }).where('id', '=', monitorId).execute();
+  }
+
+  /**
+   * Per monitor among `monitorIds` (one query, through scoped()): how many of its groups fire and
+   * how many are pending, and the highest value of its last evaluation. The table holds only the
+   * groups of the last evaluation (an ok group without data is forgotten), so a monitor absent
+   * from the answer had no group with a value.
+   */
+  async summaries(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, GroupSummary>> {
+    const byMonitor = new Map<string, GroupSummary>();
+    if (!monitorIds.length) return byMonitor;
+    const rows = await scoped(this.db, tenant)
+      .selectFrom('monitor_groups')
+      .select((eb) => [
+        'monitor_id',
+        eb.fn.sum<number | string>(sql<number>`case when state = 'firing' then 1 else 0 end`).as('firing'),
+        eb.fn.sum<number | string>(sql<number>`case when state = 'pending' then 1 else 0 end`).as('pending'),
+        eb.fn.max('last_value').as('last_value'),
+      ])
+      .where('monitor_id', 'in', [...monitorIds])
+      .groupBy('monitor_id')
+      .execute();
+    for (const r of rows) byMonitor.set(r.monitor_id, { firing: Number(r.firing), pending: Number(r.pending), lastValue: r.last_value === null ? null : Number(r.last_value) });
+    return byMonitor;
   }
 
   async recordChange(tenant: Tenant, monitorId: string, groupKey: string, from: GroupState, to: GroupState, value: number | null, at: number, db: Kysely<Database> = this.db): Promise<void> {

@@ -62,6 +62,7 @@ export class MonitorService {
           next_eval_at: columns.kind === 'threshold' ? now : null,
           lease_until: null,
           lease_owner: null,
+          last_eval_at: null,
           created_at: now,
           updated_at: now,
         };

@@ -175,6 +175,11 @@ export class NotificationService {
     return this.views(tenant, await this.outbox.listByMonitor(tenant, monitorId, page));
   }
 
+  /** When each of these monitors last notified (its firing or resolved notifications, not tests): monitor id → created_at. */
+  lastNotifiedOf(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, string>> {
+    return this.outbox.lastOfMonitors(tenant, monitorIds);
+  }
+
   private async views(tenant: Tenant, rows: NotificationsTable[]): Promise<DeliveryView[]> {
     const attempts = await this.outbox.attemptsOf(tenant, rows.map((r) => r.id));
     return rows.map((r) => ({

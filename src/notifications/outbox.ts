@@ -156,6 +156,19 @@ export class Outbox {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
   }
 
+  /** When each of these monitors last stored a notification (tests left out), in one query. */
+  async lastOfMonitors(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, string>> {
+    if (!monitorIds.length) return new Map();
+    const rows = await scoped(this.db, tenant)
+      .selectFrom('notifications')
+      .select((eb) => ['monitor_id', eb.fn.max('created_at').as('last')])
+      .where('monitor_id', 'in', [...monitorIds])
+      .where('status', '!=', 'test')
+      .groupBy('monitor_id')
+      .execute();
+    return new Map(rows.map((r) => [r.monitor_id, r.last]));
+  }
+
   /** The attempts of these notifications, oldest first, in one query. */
   async attemptsOf(tenant: Tenant, ids: readonly string[]): Promise<Map<string, NotificationAttemptsTable[]>> {
     const byId = new Map<string, NotificationAttemptsTable[]>(ids.map((id) => [id, []]));

@@ -132,11 +132,21 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
     await receiver.waitFor(2);
     assert.deepEqual([bodyOf(receiver, 1).status, bodyOf(receiver, 1).group, bodyOf(receiver, 1).value], ['firing', { source: 'eu-1' }, 7]);
 
-    // The Alerts page: firing, its last value; then muted.
+    // The Alerts page: firing, its last value (the highest group's) and next evaluation, all from
+    // the list's status: not one history request per row.
+    const calls: string[] = [];
+    const onRequest = (r: { url(): string }) => calls.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Alerts', exact: true }).click();
     const row = page.locator(`tr[data-monitor-id="${id}"]`);
     await row.getByTestId('monitor-state').filter({ hasText: 'firing' }).waitFor();
     assert.match((await row.getByTestId('last-value').textContent()) ?? '', /^7\b/);
+    // Evaluated just now, every 1m: due again within a minute.
+    assert.match((await row.getByTestId('next-evaluation').textContent()) ?? '', /^in [1-6]?\d s$/);
+    await row.getByText(/^evaluated \d+ s ago$/).waitFor();
+    page.off('request', onRequest);
+    assert.ok(calls.includes('/v1/monitors'), calls.join(' '));
+    assert.deepEqual(calls.filter((c) => c.includes('/history')), []);
     await assertNoPageOverflow(page);
     await d.screenshot(page, 'alerts');
     await row.getByLabel('Mute Kicks by source for').selectOption({ label: '8 hours' });
@@ -273,6 +283,13 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
   test('a Viewer sees monitors and channels without any write control, and the API refuses the writes', async () => {
     const channel = await d.s.request('POST', '/channels', { json: { name: 'viewer-visible', kind: 'slack', url: 'http://127.0.0.1:9/services/T000/B000/secretpart' } });
     assert.equal(channel.status, 201, channel.text);
+    // Evaluated over a window without events: no group has a value (no data).
+    const quiet = await d.s.request('POST', '/monitors', {
+      json: { name: 'Quiet by source', kind: 'threshold', q: 'event == "never.seen" stats count() by source', window: '5m', every: '5m', condition: { op: '>', value: 0 }, channel_ids: [] },
+    });
+    assert.equal(quiet.status, 201, quiet.text);
+    await d.s.server.monitors.evaluateDue();
+    // Not evaluated yet.
     const monitor = await d.s.request('POST', '/monitors', {
       json: { name: 'Seen by viewers', kind: 'threshold', q: 'stats count()', window: '5m', condition: { op: '>', value: 1000 }, channel_ids: [channel.body.id] },
     });
@@ -284,6 +301,12 @@ describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
       await titled(page, 'Alerts · opsplatform');
       const row = page.locator(`tr[data-monitor-id="${monitor.body.id}"]`);
       await row.waitFor();
+      await row.getByTestId('monitor-state').filter({ hasText: 'not evaluated yet' }).waitFor();
+      assert.equal(await row.getByTestId('next-evaluation').textContent(), 'due now');
+      const quietRow = page.locator(`tr[data-monitor-id="${quiet.body.id}"]`);
+      await quietRow.getByTestId('monitor-state').filter({ hasText: 'no data' }).waitFor();
+      assert.match((await quietRow.getByTestId('last-value').textContent()) ?? '', /^no value/);
+      assert.match((await quietRow.getByTestId('next-evaluation').textContent()) ?? '', /^in \d+ (s|min)$/);
       const card = page.getByRole('listitem', { name: 'Channel viewer-visible' });
       // The Slack URL is a secret: masked.
       await card.getByText('http://127.0.0.1:9/****part').waitFor();

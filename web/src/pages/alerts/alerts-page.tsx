@@ -5,10 +5,10 @@ import { When } from '../../components/copy-field';
 import { Link } from '../../router';
 import { useSession } from '../../session';
 import { useMonitors } from './hooks/use-monitors';
-import { useMonitorHistory } from './hooks/use-monitor-history';
 import { ChannelsSection } from './channels';
 import { MuteControl, StateBadge } from './state-badge';
-import { conditionText, formatValue, isMuted, summarise, type Monitor } from './model';
+import { RelativeTime } from './relative-time';
+import { conditionText, formatValue, isMuted, type Monitor } from './model';
 
 export function AlertsPage(): JSX.Element {
   const session = useSession();
@@ -45,9 +45,7 @@ export function AlertsPage(): JSX.Element {
                 <th scope="col">Monitor</th>
                 <th scope="col">State</th>
                 <th scope="col">Last value</th>
-                <th scope="col" class="wide">
-                  Evaluation
-                </th>
+                <th scope="col">Next evaluation</th>
                 {write && (
                   <th scope="col">
                     <span class="sr-only">Mute</span>
@@ -69,8 +67,8 @@ export function AlertsPage(): JSX.Element {
         </button>
       )}
       <p class="muted small">
-        The state is each group's last state change in the monitor's history (the API keeps no other state); the last value is the one that change was made on. A threshold
-        monitor runs at its own <em>every</em> interval (the API does not publish when it runs next); a match monitor on every ingest.
+        A threshold monitor's state is the worst of its groups' (firing, pending, no data, ok) at its last evaluation, and the last value the highest of its groups'; it is
+        evaluated every <em>every</em>. A match monitor watches every ingest and notifies each match. The list is read again every 15 s.
       </p>
       <ChannelsSection write={write} />
     </section>
@@ -79,8 +77,7 @@ export function AlertsPage(): JSX.Element {
 
 function MonitorRow(props: { monitor: Monitor; write: boolean; onChanged: (m: Monitor) => void }): JSX.Element {
   const m = props.monitor;
-  const history = useMonitorHistory(m.id, 50);
-  const summary = history.items ? summarise(m, history.items) : undefined;
+  const { status } = m;
   return (
     <tr data-monitor-id={m.id}>
       <td>
@@ -92,26 +89,40 @@ function MonitorRow(props: { monitor: Monitor; write: boolean; onChanged: (m: Mo
         </div>
       </td>
       <td>
-        <StateBadge monitor={m} summary={summary} />
-        {history.error !== undefined && <ErrorNote error={history.error} />}
+        <StateBadge monitor={m} />
       </td>
       <td>
         {m.kind === 'threshold' ? (
-          <span data-testid="last-value">
-            {formatValue(summary?.lastValue)} <span class="muted small">{conditionText(m)}</span>
-            {summary?.lastChangeAt && (
+          <>
+            <span data-testid="last-value">
+              {formatValue(status.last_evaluated_at === null ? undefined : status.last_value)} <span class="muted small">{conditionText(m)}</span>
+            </span>
+            {status.last_evaluated_at && (
               <div class="muted small">
-                at <When iso={summary.lastChangeAt} />
+                evaluated <RelativeTime iso={status.last_evaluated_at} />
               </div>
             )}
-          </span>
+          </>
         ) : (
           <span class="muted small">
-            last notified <When iso={summary?.lastNotifiedAt} empty="never" />
+            last notified <When iso={status.last_notified_at} empty="never" />
           </span>
         )}
       </td>
-      <td class="wide small">{m.kind === 'threshold' ? `every ${m.every ?? '1m'} over ${m.window ?? ''}` : `on ingest, grouped ${m.group_window ?? '60s'}`}</td>
+      <td class="small">
+        {m.kind === 'threshold' ? (
+          <>
+            <RelativeTime iso={status.next_evaluation_at} due testId="next-evaluation" />
+            <div class="muted wide">
+              every {m.every ?? '1m'} over {m.window ?? ''}
+            </div>
+          </>
+        ) : (
+          <span class="muted" data-testid="next-evaluation">
+            on ingest<span class="wide">, grouped {m.group_window ?? '60s'}</span>
+          </span>
+        )}
+      </td>
       {props.write && (
         <td>
           <MuteControl monitor={m} muted={isMuted(m)} onChanged={props.onChanged} />

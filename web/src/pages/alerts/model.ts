@@ -1,5 +1,5 @@
 // Types of the Alerts pages (from the generated API types) and what the pages work out from
-// them: a monitor's state from its history, durations and conditions in words, field errors.
+// them: the state a monitor is shown in, times, durations and conditions in words, field errors.
 import type { components, paths } from '../../api/schema';
 import { ApiError } from '../../api/errors';
 
@@ -26,44 +26,49 @@ export function isMuted(m: Pick<Monitor, 'muted_until'>, now = Date.now()): bool
   return m.muted_until !== null && Date.parse(m.muted_until) > now;
 }
 
+export type MonitorStatus = Monitor['status'];
+
 /**
- * What the API tells of a monitor's state: the monitor has no state field, so it is read from
- * its newest history (the last state change of each group; a match monitor has none, only
- * notifications). `groups` are the groups whose last change left them pending or firing.
+ * The state a monitor is shown in: its status's state (the API's: the worst of its groups for a
+ * threshold monitor, `watching` for a match monitor), `not_evaluated` for a threshold monitor
+ * before its first evaluation (the API says `no_data` then, with no `last_evaluated_at`), and
+ * `muted` while `muted_until` is ahead (the state underneath still changes, silently).
  */
-export interface StateSummary {
-  state: 'muted' | 'firing' | 'pending' | 'ok' | 'no_changes';
-  /** The state the history gives, muted or not (a muted monitor still changes state, silently). */
-  underlying: Exclude<StateSummary['state'], 'muted'>;
-  /** The value of the newest state change (what the evaluation saw when the state last changed). */
-  lastValue: number | null | undefined;
-  lastChangeAt: string | undefined;
-  lastNotifiedAt: string | undefined;
-  groups: Array<{ group: Record<string, unknown>; state: 'pending' | 'firing'; value: number | null }>;
+export type ShownState = 'muted' | 'not_evaluated' | MonitorStatus['state'];
+
+/** The state underneath a mute. */
+export function stateOf(m: Pick<Monitor, 'kind' | 'status'>): Exclude<ShownState, 'muted'> {
+  return m.kind === 'threshold' && m.status.last_evaluated_at === null ? 'not_evaluated' : m.status.state;
 }
 
-export function summarise(monitor: Monitor, history: HistoryItem[] | undefined, now = Date.now()): StateSummary {
+export function shownState(m: Pick<Monitor, 'kind' | 'status' | 'muted_until'>, now = Date.now()): ShownState {
+  return isMuted(m, now) ? 'muted' : stateOf(m);
+}
+
+/** The groups a monitor's history leaves pending or firing (each group's newest state change), for its page. */
+export function openGroups(history: HistoryItem[]): Array<{ group: Record<string, unknown>; state: 'pending' | 'firing'; value: number | null }> {
   const seen = new Set<string>();
-  const groups: StateSummary['groups'] = [];
-  let lastValue: number | null | undefined;
-  let lastChangeAt: string | undefined;
-  let lastNotifiedAt: string | undefined;
-  for (const item of history ?? []) {
-    if (item.type === 'notification') {
-      if (item.delivery.status !== 'test') lastNotifiedAt ??= item.created_at;
-      continue;
-    }
-    if (lastChangeAt === undefined) {
-      lastChangeAt = item.created_at;
-      lastValue = item.value;
-    }
+  const groups: ReturnType<typeof openGroups> = [];
+  for (const item of history) {
+    if (item.type !== 'state_change') continue;
     const key = JSON.stringify(item.group);
     if (seen.has(key)) continue;
     seen.add(key);
     if (item.to !== 'ok') groups.push({ group: item.group, state: item.to, value: item.value });
   }
-  const underlying = groups.some((g) => g.state === 'firing') ? 'firing' : groups.length > 0 ? 'pending' : lastChangeAt ? 'ok' : 'no_changes';
-  return { state: isMuted(monitor, now) ? 'muted' : underlying, underlying, lastValue, lastChangeAt, lastNotifiedAt, groups };
+  return groups;
+}
+
+/**
+ * A moment relative to `now` in words: `in 40 s`, `in 3 min`, `in 2 h`, `12 s ago`, … and
+ * `due now` for a due time already passed (`due` true: the scheduler takes it at its next tick).
+ */
+export function relativeTime(iso: string, now = Date.now(), due = false): string {
+  const ms = Date.parse(iso) - now;
+  if (due && ms <= 0) return 'due now';
+  const abs = Math.abs(ms);
+  const text = abs < 90_000 ? `${Math.max(0, Math.round(abs / 1000))} s` : abs < 90 * 60_000 ? `${Math.round(abs / 60_000)} min` : abs < 36 * 3_600_000 ? `${Math.round(abs / 3_600_000)} h` : `${Math.round(abs / 86_400_000)} d`;
+  return ms >= 0 ? `in ${text}` : `${text} ago`;
 }
 
 /** The rule of the explorer's "Create monitor from this query": a query with `stats` is a threshold monitor. */

@@ -13,7 +13,8 @@ import { useMonitorHistory } from './hooks/use-monitor-history';
 import { HistoryList } from './history-list';
 import { MuteControl, StateBadge } from './state-badge';
 import { deleteMonitor, testMonitor } from './mutations';
-import { conditionText, formatValue, groupText, isMuted, summarise } from './model';
+import { RelativeTime } from './relative-time';
+import { conditionText, formatValue, groupText, isMuted, openGroups } from './model';
 
 export function MonitorPage(props: { id: string }): JSX.Element {
   const write = useSession().can('monitors:write');
@@ -33,7 +34,8 @@ export function MonitorPage(props: { id: string }): JSX.Element {
 
   if (error) return <ErrorNote error={error} />;
   if (!monitor) return <Loading what="the monitor" />;
-  const summary = history.items ? summarise(monitor, history.items) : undefined;
+  const groups = history.items ? openGroups(history.items) : [];
+  const { status } = monitor;
   const channelNames = monitor.channel_ids.map((id) => channels.items?.find((c) => c.id === id)?.name ?? id);
 
   const sendTest = async () => {
@@ -62,7 +64,7 @@ export function MonitorPage(props: { id: string }): JSX.Element {
       </p>
       <div class="page-head">
         <h1>{monitor.name}</h1>
-        <StateBadge monitor={monitor} summary={summary} />
+        <StateBadge monitor={monitor} />
       </div>
       <dl class="facts">
         <dt>Kind</dt>
@@ -80,18 +82,25 @@ export function MonitorPage(props: { id: string }): JSX.Element {
             </dd>
             <dt>Last value</dt>
             <dd data-testid="last-value">
-              {formatValue(summary?.lastValue)}
-              {summary?.lastChangeAt && (
+              {formatValue(status.last_evaluated_at === null ? undefined : status.last_value)}
+              {status.last_evaluated_at ? (
                 <span class="muted small">
                   {' '}
-                  (at the last state change, <When iso={summary.lastChangeAt} />)
+                  (evaluated <When iso={status.last_evaluated_at} />
+                  {status.groups_firing > 0 && `; ${status.groups_firing} group${status.groups_firing === 1 ? '' : 's'} firing`})
                 </span>
+              ) : (
+                <span class="muted small"> (not evaluated yet)</span>
               )}
             </dd>
-            {summary && summary.groups.length > 0 && (
+            <dt>Next evaluation</dt>
+            <dd>
+              <RelativeTime iso={status.next_evaluation_at} due testId="next-evaluation" />
+            </dd>
+            {groups.length > 0 && (
               <>
                 <dt>Firing or pending</dt>
-                <dd>{summary.groups.map((g) => `${groupText(g.group)}: ${g.state} (${formatValue(g.value)})`).join('; ')}</dd>
+                <dd>{groups.map((g) => `${groupText(g.group)}: ${g.state} (${formatValue(g.value)})`).join('; ')}</dd>
               </>
             )}
           </>
@@ -101,6 +110,10 @@ export function MonitorPage(props: { id: string }): JSX.Element {
             <dd>matches within {monitor.group_window} go out together</dd>
           </>
         )}
+        <dt>Last notified</dt>
+        <dd>
+          <When iso={status.last_notified_at} empty="never" />
+        </dd>
         <dt>Channels</dt>
         <dd>{channelNames.length ? channelNames.join(', ') : <span class="muted">none</span>}</dd>
         <dt>Muted</dt>

@@ -4,39 +4,43 @@ import { useState } from 'preact/hooks';
 import { ErrorNote } from '../../components/notes';
 import { formatDateTime } from '../../components/units';
 import { muteMonitor } from './mutations';
-import { groupText, type Monitor, type StateSummary } from './model';
+import { shownState, stateOf, type Monitor, type ShownState } from './model';
 
-const words: Record<StateSummary['state'], string> = {
+const words: Record<ShownState, string> = {
   muted: 'muted',
   firing: 'firing',
   pending: 'pending',
   ok: 'ok',
-  no_changes: 'no state change yet',
+  no_data: 'no data',
+  not_evaluated: 'not evaluated yet',
+  watching: 'watching',
 };
 
-export function StateBadge(props: { monitor: Monitor; summary: StateSummary | undefined }): JSX.Element {
-  const { monitor, summary } = props;
-  if (!summary) return <span class="muted small">…</span>;
-  const firing = summary.groups.filter((g) => g.state === 'firing');
-  const title =
-    summary.state === 'muted'
-      ? `muted until ${monitor.muted_until}`
-      : firing.length
-        ? `firing for ${firing.map((g) => groupText(g.group)).join('; ')}`
-        : monitor.kind === 'match'
-          ? 'a match monitor has no state: it notifies each match'
-          : '';
-  const hidden = summary.state === 'muted' && (summary.underlying === 'firing' || summary.underlying === 'pending');
+const titles: Partial<Record<ShownState, string>> = {
+  pending: 'the condition holds, for less than its `for` so far',
+  no_data: 'the last evaluation gave no value: no events in the window, or an aggregate over none',
+  not_evaluated: 'created or changed moments ago: the scheduler evaluates it at its next tick',
+  watching: 'a match monitor has no state: it notifies each match as events are ingested',
+};
+
+/** The monitor's state from its `status` (the API's), muted or not. */
+export function StateBadge(props: { monitor: Monitor }): JSX.Element {
+  const { monitor } = props;
+  const shown = shownState(monitor);
+  const underlying = stateOf(monitor);
+  const firing = monitor.status.groups_firing;
+  const title = shown === 'muted' ? `muted until ${monitor.muted_until}` : shown === 'firing' ? `${firing} group${firing === 1 ? '' : 's'} firing` : (titles[shown] ?? '');
+  const hidden = shown === 'muted' && (underlying === 'firing' || underlying === 'pending');
   return (
     <span class="states">
-      <span class={`state state-${summary.state}`} title={title} data-testid="monitor-state">
-        {monitor.kind === 'match' && summary.state === 'no_changes' ? 'watching' : words[summary.state]}
-        {summary.state === 'muted' && monitor.muted_until && <span class="small"> until {formatDateTime(monitor.muted_until)}</span>}
-        {summary.state === 'firing' && firing.length > 1 && <span class="small"> ({firing.length} groups)</span>}
+      <span class={`state state-${shown}`} title={title} data-testid="monitor-state" data-state={shown}>
+        {words[shown]}
+        {shown === 'muted' && monitor.muted_until && <span class="small"> until {formatDateTime(monitor.muted_until)}</span>}
+        {shown === 'firing' && firing > 1 && <span class="small"> ({firing} groups)</span>}
       </span>
       {hidden && (
-        <span class={`state state-${summary.underlying}`} title="muted: no notification is sent while it lasts">
-          {words[summary.underlying]}, silently
+        <span class={`state state-${underlying}`} title="muted: no notification is sent while it lasts">
+          {words[underlying]}, silently
         </span>
       )}
     </span>
