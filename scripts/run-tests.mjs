@@ -67,6 +67,7 @@ const result = spawnSync(
     '--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stderr',
     ...flags, ...compiled,
   ],
-  { stdio: 'inherit' },
+  // As bin/opsctl.js's entry sets it for the server: the AWS SDK's Node 20 notice (src/cli/main.ts).
+  { stdio: 'inherit', env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env } },
 );
 process.exit(result.status ?? 1);
