@@ -86,7 +86,13 @@ describe('Idempotency-Key on streamed multipart uploads', () => {
   test('a retry while the first upload is still arriving → 409 with Retry-After; the first then completes and is what later retries get', async () => {
     const m = multipart([{ name: 'file', value: sized('image/png', 1_000_000), filename: 'slow.png', type: 'image/png' }]);
     const first = upload(s, m, s.tenants.a.token, 'slow-1', { holdAfter: 256 * 1024 });
-    // The first request holds the key (its body is a quarter sent and waiting).
+    // The first request holds the key (its body is a quarter sent and waiting) once its claim is
+    // in the database: a retry sent before that (PostgreSQL under load) would take the key itself.
+    for (let i = 0; i < 500; i++) {
+      const row = await s.server.ctx.metadata.db.selectFrom('idempotency_keys').select('state').where('idem_key', '=', 'slow-1').executeTakeFirst();
+      if (row?.state === 'running') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     let busy: Answer | undefined;
     for (let i = 0; i < 100; i++) {
       busy = await upload(s, m, s.tenants.a.token, 'slow-1').answer;
