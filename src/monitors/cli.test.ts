@@ -1,20 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { startReceiver } from '../notifications/test-receiver.js';
+import type { TestServer } from '../test-support/test-server.js';
+import { monitorsTestServer } from './test-monitors.js';
 import { opsctl as runOpsctlOn } from '../test-support/opsctl.js';
 
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-
 describe('opsctl monitor list|create|mute, channel list|test, while the server runs', () => {
+  const server = monitorsTestServer();
   let s: TestServer;
-  const receivers: Receiver[] = [];
-  before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
-  });
-  after(async () => {
-    await s.close();
-    for (const r of receivers) await r.close();
+  before(() => {
+    s = server.s;
   });
 
   /** opsctl in this process on the test server's stores, allowed to reach the loopback receivers. */
@@ -22,9 +16,7 @@ describe('opsctl monitor list|create|mute, channel list|test, while the server r
   const tenantA = () => ['--org', s.tenants.a.orgId, '--project', s.tenants.a.projectId];
 
   test('channel list and test; monitor create (match), list, and its match reaches the channel', async () => {
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const ch = (await s.request('POST', '/channels', { json: { name: 'cli hook', kind: 'webhook', url: receiver.url } })).body.id as string;
+    const [ch, receiver] = await server.channel(undefined, 'cli hook');
 
     const channels = await opsctl(['channel', 'list', ...tenantA(), '--json']);
     assert.equal(channels.code, 0, channels.stderr);

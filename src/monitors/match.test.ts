@@ -1,9 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { startReceiver } from '../notifications/test-receiver.js';
+import type { TestServer } from '../test-support/test-server.js';
+import { monitorsTestServer, type Receiver } from './test-monitors.js';
 
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 interface Body {
   status: string;
   monitor: { id: string; kind: string };
@@ -17,23 +16,12 @@ const gif = 'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('match monitors: events matched as they are ingested, notified at a real receiver', () => {
+  const server = monitorsTestServer();
   let s: TestServer;
-  const receivers: Receiver[] = [];
-  before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+  before(() => {
+    s = server.s;
   });
-  after(async () => {
-    await s.close();
-    for (const r of receivers) await r.close();
-  });
-
-  const channel = async (token = s.tenants.a.token): Promise<[string, Receiver]> => {
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const res = await s.request('POST', '/channels', { token, json: { name: 'hook', kind: 'webhook', url: receiver.url } });
-    assert.equal(res.status, 201, res.text);
-    return [res.body.id, receiver];
-  };
+  const channel = (token?: string) => server.channel(token);
   const monitor = async (json: object, token = s.tenants.a.token): Promise<string> => {
     const res = await s.request('POST', '/monitors', { token, json: { name: 'm', kind: 'match', ...json } });
     assert.equal(res.status, 201, res.text);

@@ -1,10 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { startReceiver } from '../notifications/test-receiver.js';
+import type { TestServer } from '../test-support/test-server.js';
+import { monitorsTestServer } from './test-monitors.js';
 import { nextEvaluation } from './status.js';
 
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 interface Status {
   state: string;
   groups_firing: number;
@@ -17,23 +16,12 @@ interface Status {
 const minute = 60_000;
 
 describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monitors.md \"Status\")", () => {
+  const server = monitorsTestServer();
   let s: TestServer;
-  const receivers: Receiver[] = [];
-  before(async () => {
-    // A long tick: each test moves the clock and calls evaluateDue() itself.
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+  before(() => {
+    s = server.s;
   });
-  after(async () => {
-    await s.close();
-    for (const r of receivers) await r.close();
-  });
-
-  const channel = async (): Promise<[string, Receiver]> => {
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const res = await s.request('POST', '/channels', { json: { name: 'hook', kind: 'webhook', url: receiver.url } });
-    return [res.body.id, receiver];
-  };
+  const channel = () => server.channel();
   const create = async (json: object, token?: string): Promise<{ id: string; status: Status }> => {
     const res = await s.request('POST', '/monitors', { token, json: { name: 'm', kind: 'threshold', window: '1m', channel_ids: [], ...json } });
     assert.equal(res.status, 201, res.text);

@@ -1,29 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { startReceiver } from '../notifications/test-receiver.js';
+import { monitorsTestServer, type Receiver } from './test-monitors.js';
 
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 const minute = 60_000;
 
 describe('threshold monitors: evaluation, state per group, notifications at a real receiver', () => {
+  const server = monitorsTestServer();
   let s: TestServer;
-  const receivers: Receiver[] = [];
-  before(async () => {
-    // A long tick: each test moves the clock and calls evaluateDue() itself.
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+  before(() => {
+    s = server.s;
   });
-  after(async () => {
-    await s.close();
-    for (const r of receivers) await r.close();
-  });
-
-  const channel = async (): Promise<[string, Receiver]> => {
-    const receiver = await startReceiver();
-    receivers.push(receiver);
-    const res = await s.request('POST', '/channels', { json: { name: 'hook', kind: 'webhook', url: receiver.url } });
-    return [res.body.id, receiver];
-  };
+  const channel = () => server.channel();
   const monitor = async (json: object): Promise<string> => {
     const res = await s.request('POST', '/monitors', { json: { name: 'm', kind: 'threshold', window: '1m', ...json } });
     assert.equal(res.status, 201, res.text);
