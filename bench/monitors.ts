@@ -350,7 +350,8 @@ async function matchPart(): Promise<void> {
 function thresholdMonitor(k: number, channelId: string): Record<string, unknown> {
   const shapes: Array<{ q: string; window: string; condition: { op: string; value: number } }> = [
     { q: 'severity >= error stats count() by source', window: '5m', condition: { op: '>', value: 500 } },
-    { q: `event == "evt.${k % 50}" stats count()`, window: '5m', condition: { op: '>', value: 1000 } },
+    // Ten of the thousand fire (one group each): the notification path runs too.
+    { q: `event == "evt.${k % 50}" stats count()`, window: '5m', condition: { op: '>', value: k % 100 === 1 ? 0 : 1_000_000 } },
     { q: 'stats p95(payload.ping) by source', window: '15m', condition: { op: '>', value: 399 } },
     { q: 'payload.map:dust AND severity >= warn stats count() by source', window: '15m', condition: { op: '>', value: 100_000 } },
     { q: 'stats avg(payload.ping)', window: '1h', condition: { op: '>', value: 300 } },
