@@ -36,9 +36,9 @@ export type EventPredicate = (e: StoredEvent | MemoryEvent) => boolean;
 const UNREADABLE_BY_DUCKDB = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
 export const duckDbCannotRead = (payloadJson: string): boolean => UNREADABLE_BY_DUCKDB.test(payloadJson);
 
-/** A stored event's payload is parsed on first use, once, whatever the number of sessions. */
+/** A stored event's payload is parsed on first use, once, whatever the number of sessions (or match monitors: matcher.ts reads it too). */
 const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
-function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
+export function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
   const key = 'payload' in ev ? ev.payload : ev;
   let payload = parsedPayloads.get(key);
   if (!payload) {
