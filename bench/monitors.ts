@@ -183,18 +183,20 @@ function bulkBodies(): string[] {
 // Part 1: match monitors.
 //
 // 90 monitors of 9 shapes whose first conditions pass for part of the bulk traffic (so the
-// predicate does real work on every event) and whose last, `payload.rule == "rK"`, only the
-// probe for monitor K has; 10 "busy" monitors match ~0.3% of the bulk traffic.
+// predicate does real work on every event) and whose last, on `payload.rule` (`rule`), only the
+// probe for monitor K meets; 10 "busy" monitors match ~0.3% of the bulk traffic.
+/** Monitor K's own condition: `==` for even K (the matcher looks these up by value: match-guard.ts), `:` (contains) for odd K, which every event is tested against. */
+const rule = (k: number) => (k % 2 === 0 ? `payload.rule == "r${k}."` : `payload.rule:"r${k}."`);
 const matchShapes: Array<{ q: (k: number) => string; probe: Record<string, unknown> }> = [
-  { q: (k) => `severity >= error AND source:game-server/eu-west-1* AND payload.rule == "r${k}"`, probe: { severity: 'error', source: 'game-server/eu-west-1/node-3' } },
-  { q: (k) => `event:anticheat.flag AND payload.score > 0.9 AND payload.rule == "r${k}"`, probe: { event: 'anticheat.flag' } },
-  { q: (k) => `payload.ping > 200 AND payload.map:dust2 AND payload.rule == "r${k}"`, probe: { map: 'dust2', ping: 240 } },
-  { q: (k) => `actor:player-1* AND "aimbot" AND payload.rule == "r${k}"`, probe: { actor: 'player-1234' } },
-  { q: (k) => `(event:kill OR event:anticheat.flag) AND severity >= warn AND payload.rule == "r${k}"`, probe: { event: 'anticheat.flag', severity: 'error' } },
-  { q: (k) => `dataset:game AND payload.round >= 25 AND NOT actor:bot-* AND payload.rule == "r${k}"`, probe: { round: 29 } },
-  { q: (k) => `source:*node-1* AND payload.player_id:p_00000* AND payload.rule == "r${k}"`, probe: { source: 'game-server/us-east-2/node-12', player_id: 'p_0000004242' } },
-  { q: (k) => `event in (purchase, chat_message, anticheat.flag) AND payload.ping < 100 AND payload.rule == "r${k}"`, probe: { event: 'anticheat.flag', ping: 42 } },
-  { q: (k) => `"on nuke" AND payload.rule exists AND payload.rule == "r${k}"`, probe: { message: 'player-7 aimbot on nuke', map: 'nuke' } },
+  { q: (k) => `severity >= error AND source:game-server/eu-west-1* AND ${rule(k)}`, probe: { severity: 'error', source: 'game-server/eu-west-1/node-3' } },
+  { q: (k) => `event:anticheat.flag AND payload.score > 0.9 AND ${rule(k)}`, probe: { event: 'anticheat.flag' } },
+  { q: (k) => `payload.ping > 200 AND payload.map:dust2 AND ${rule(k)}`, probe: { map: 'dust2', ping: 240 } },
+  { q: (k) => `actor:player-1* AND "aimbot" AND ${rule(k)}`, probe: { actor: 'player-1234' } },
+  { q: (k) => `(event:kill OR event:anticheat.flag) AND severity >= warn AND ${rule(k)}`, probe: { event: 'anticheat.flag', severity: 'error' } },
+  { q: (k) => `dataset:game AND payload.round >= 25 AND NOT actor:bot-* AND ${rule(k)}`, probe: { round: 29 } },
+  { q: (k) => `source:*node-1* AND payload.player_id:p_00000* AND ${rule(k)}`, probe: { source: 'game-server/us-east-2/node-12', player_id: 'p_0000004242' } },
+  { q: (k) => `event in (purchase, chat_message, anticheat.flag) AND payload.ping < 100 AND ${rule(k)}`, probe: { event: 'anticheat.flag', ping: 42 } },
+  { q: (k) => `"on nuke" AND payload.rule exists AND ${rule(k)}`, probe: { message: 'player-7 aimbot on nuke', map: 'nuke' } },
 ];
 const busyQuery = (k: number) => `severity >= warn AND payload.ping >= 200 AND source:*node-${(2 * k) % 16}`;
 
@@ -208,7 +210,7 @@ function probeEvent(k: number, probeId: string, ts: number): Record<string, unkn
     event: 'anticheat.flag',
     message: 'player-7 aimbot on nuke',
     ...fields,
-    payload: { ...base.payload, ...(map ? { map } : {}), ...(ping !== undefined ? { ping } : {}), ...(round !== undefined ? { round } : { round: 29 }), ...(player_id ? { player_id } : {}), score: 0.97, rule: `r${k}`, probe: probeId },
+    payload: { ...base.payload, ...(map ? { map } : {}), ...(ping !== undefined ? { ping } : {}), ...(round !== undefined ? { round } : { round: 29 }), ...(player_id ? { player_id } : {}), score: 0.97, rule: `r${k}.`, probe: probeId },
   };
 }
 
@@ -349,7 +351,7 @@ async function matchPart(): Promise<void> {
 /** 1,000 monitors: ten shapes over bench:query's vocabulary (evt.N, srv-N, payload map/ping/round), windows 1m–24h. */
 function thresholdMonitor(k: number, channelId: string): Record<string, unknown> {
   const shapes: Array<{ q: string; window: string; condition: { op: string; value: number } }> = [
-    { q: 'severity >= error stats count() by source', window: '5m', condition: { op: '>', value: 500 } },
+    { q: 'severity >= error stats count() by source', window: '5m', condition: { op: '>', value: 5_000 } },
     // Ten of the thousand fire (one group each): the notification path runs too.
     { q: `event == "evt.${k % 50}" stats count()`, window: '5m', condition: { op: '>', value: k % 100 === 1 ? 0 : 1_000_000 } },
     { q: 'stats p95(payload.ping) by source', window: '15m', condition: { op: '>', value: 399 } },
