@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bin/**', '.bench/**', 'scratch/**'] },
+  { ignores: ['dist/**', 'dist-test/**', 'node_modules/**', 'data/**', 'bin/**', '.bench/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

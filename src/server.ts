@@ -20,6 +20,10 @@ import { openNotifications, type NotificationsCapability } from './notifications
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import { openSearches } from './searches/capability.js';
+import { openMembers } from './members/capability.js';
+import { openTokens } from './tokens/capability.js';
+import { openUsage } from './usage/capability.js';
+import { openHealth } from './health/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
@@ -104,6 +108,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // unreachable one delays nothing, and the process degrades until it answers.
     [rateLimiter] = await Promise.all([openRateLimiter(config, log), ctx.bus.ready(2_000)]);
     // The wiring: each capability opened on what it uses, in the order their routes register.
+    opened(openMembers(ctx));
+    opened(openTokens(ctx));
+    opened(openUsage(ctx));
     const media = opened(openMedia(ctx, { log, urls }));
     const events = opened(await openEvents(ctx, log, options.events));
     opened(openQuery(ctx, events));
@@ -119,14 +126,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openSearches(ctx));
     opened(openIdempotency(ctx, log));
-    const dashboard = opened(openDashboard(ctx, log, urls));
+    opened(openDashboard(ctx, log, urls));
+    // Last: /readyz requires the stores of every capability opened before it.
+    opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));
 
     api = await buildApi(ctx, {
       logger: log,
       urls,
       routes: capabilities.flatMap((c) => (c.routes ? [c.routes] : [])),
-      root: [dashboard.root],
-      readiness: Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))),
+      root: capabilities.flatMap((c) => (c.root ? [c.root] : [])),
       rateLimiter,
     });
     cdn = await buildCdn(ctx, log, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));

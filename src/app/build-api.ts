@@ -15,12 +15,6 @@ import { TokenLookup } from '../auth/token-lookup.js';
 import { LocalRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
-import { registerHealthRoutes } from '../health/routes.js';
-import type { Readiness } from './capability.js';
-import { registerMemberRoutes } from '../members/routes.js';
-import { registerMemberInviteRoute } from '../members/invite.js';
-import { registerTokenRoutes } from '../tokens/routes.js';
-import { registerUsageRoutes } from '../usage/routes.js';
 import { IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
 
 /** A capability adds its /v1 routes through one of these. */
@@ -30,12 +24,10 @@ export interface ApiOptions {
   logger: Logger;
   /** The OpenAPI document's server address. */
   urls: PublicUrls;
-  /** The /v1 routes of the capabilities beyond the foundation (media, events, query…). */
+  /** The /v1 routes of the capabilities (members, tokens, media, events, query…), in this order. */
   routes?: RouteRegistrar[];
-  /** Routes outside /v1 (the dashboard's `/dashboard/…`), each registered in a plugin of its own. */
+  /** Routes outside /v1 (/healthz and /readyz, the dashboard's `/dashboard/…`), each registered in a plugin of its own. */
   root?: RouteRegistrar[];
-  /** The stores the capabilities need, by name (events, blobs): /readyz answers 503 while one is down. */
-  readiness?: Readiness;
   /** The per-token rate limit (server.ts opens it: shared through Redis or in process); default in process. */
   rateLimiter?: RateLimiter;
 }
@@ -118,22 +110,12 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   // Before the routes: it equips each route whose config asks for Idempotency-Key.
   await app.register(idempotencyPlugin, { store: new IdempotencyStore(ctx.metadata.db, ctx.clock) });
 
-  registerHealthRoutes(app, {
-    required: { metadata: () => ctx.metadata.ping(), ...options.readiness },
-    // Without them the process degrades (per-process limits, tail by polling), still serving.
-    optional: { redis: () => rateLimiter.probe(), nats: async () => ctx.bus.state() },
-  });
-
   for (const register of options.root ?? []) await app.register(async (root: Api) => register(root));
 
   await app.register(
     async (v1: Api) => {
       // Read per request: the bound address is known only after listen (port 0 in tests).
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => openApiDocument(app, options.urls.api));
-      registerMemberRoutes(v1, ctx);
-      registerMemberInviteRoute(v1, ctx);
-      registerTokenRoutes(v1, ctx);
-      registerUsageRoutes(v1, ctx);
       for (const register of options.routes ?? []) await register(v1);
     },
     { prefix: '/v1' },

@@ -20,6 +20,8 @@ export interface Capability {
   readonly name: string;
   /** Its /v1 routes. */
   readonly routes?: RouteRegistrar;
+  /** Its routes outside /v1 (/readyz, /dashboard/…), registered in a plugin of their own. */
+  readonly root?: RouteRegistrar;
   /** Its public routes on the delivery listener. */
   readonly delivery?: DeliveryRegistrar;
   /** Its stores' checks, by name: one that rejects makes /readyz answer 503. */

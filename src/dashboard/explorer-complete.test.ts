@@ -4,7 +4,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EditorState } from '@codemirror/state';
 import { parseSoql } from '../query/soql/index.js';
-import { optionsAt, type Vocabulary } from '../../web/src/pages/explorer/soql-complete.js';
+import { tsImport } from 'tsx/esm/api';
+import type { Vocabulary } from '../../web/src/pages/explorer/soql-complete.js';
+
+// web/src is TypeScript outside src/ (which `npm test` runs transpiled into dist-test/): loaded through tsx.
+const { optionsAt } = (await tsImport('../../web/src/pages/explorer/soql-complete.ts', import.meta.url)) as typeof import('../../web/src/pages/explorer/soql-complete.js');
 
 const vocabulary: Vocabulary = { payloadKeys: ['payload.`odd key`', 'payload.map', 'payload.nested.map'], datasets: ['game', 'gateway'] };
 

@@ -8,7 +8,10 @@ import fc from 'fast-check';
 import { compilePredicate, parseSoql } from '../query/soql/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { StoredEvent } from '../stores/events/event-record.js';
-import {
+import { tsImport } from 'tsx/esm/api';
+
+// web/src is TypeScript outside src/ (which `npm test` runs transpiled into dist-test/): loaded through tsx.
+const {
   addFilter,
   binWidth,
   boundsText,
@@ -20,7 +23,7 @@ import {
   splitQuery,
   valueClause,
   withBounds,
-} from '../../web/src/pages/explorer/soql-text.js';
+} = (await tsImport('../../web/src/pages/explorer/soql-text.ts', import.meta.url)) as typeof import('../../web/src/pages/explorer/soql-text.js');
 
 const now = Date.parse('2026-05-01T12:00:00Z');
 

@@ -127,6 +127,20 @@ describe('every error is the envelope, from any layer', () => {
     const missing = await s.request('POST', '/datasets', { json: {} });
     assert.equal(missing.status, 400);
     assert.match(missing.body.error.message, /field "name" is required/);
+    assert.equal(missing.body.error.field, 'name');
+    assert.equal(q.body.error.field, 'q');
+  });
+
+  test('a value outside a list of allowed ones is answered with the list, naming the field', async () => {
+    // A union of literals (the monitor condition's op) and an enum-like union (a token's mode).
+    const op = await s.request('POST', '/monitors', { json: { name: 'm', kind: 'threshold', q: 'stats count()', channel_ids: [], window: '5m', condition: { op: '!=', value: 1 } } });
+    assert.equal(op.status, 400, op.text);
+    assert.equal(op.body.error.field, 'condition.op');
+    assert.match(op.body.error.message, /field "condition\.op" must be one of ">", ">=", .*"<="/);
+    assert.doesNotMatch(op.body.error.message, /constant/);
+    const kind = await s.request('POST', '/monitors', { json: { name: 'm', kind: 'sometimes', q: 'event:x', channel_ids: [] } });
+    assert.equal(kind.status, 400, kind.text);
+    assert.match(kind.body.error.message, /"threshold"|"match"/);
   });
 
   test('query strings still parse numbers', async () => {

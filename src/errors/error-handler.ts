@@ -34,20 +34,44 @@ function fieldName(pointer: string | undefined): string {
     .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
 }
 
+/**
+ * The values a field takes when its schema is a list of them: an `enum`, or a union of literals
+ * (TypeBox's `Union([Literal…])`, which Ajv reports as one "must be equal to constant" per
+ * branch). `"a", "b" or "c"`, so the answer says what to send instead of naming a keyword.
+ */
+function allowedValues(items: ValidationItem[], first: ValidationItem): string | undefined {
+  let values: unknown[] = [];
+  if (first.keyword === 'enum' && Array.isArray(first.params?.allowedValues)) values = first.params.allowedValues as unknown[];
+  else if (first.keyword === 'const') {
+    values = items.filter((v) => v.keyword === 'const' && v.instancePath === first.instancePath).map((v) => v.params?.allowedValue);
+  }
+  if (values.length === 0) return undefined;
+  const shown = values.map((v) => JSON.stringify(v));
+  return shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}`;
+}
+
 function validationError(items: ValidationItem[], context: string | undefined): AppError {
   const where = context ?? 'request';
   const unknown = items.find((v) => v.keyword === 'additionalProperties');
   if (unknown) {
     const parent = fieldName(unknown.instancePath);
     const field = `${parent ? `${parent}.` : ''}${String(unknown.params?.additionalProperty)}`;
-    return new AppError('bad_request', `invalid ${where}: unknown field "${field}"; see this endpoint in /v1/openapi.json for the fields it takes`);
+    return new AppError('bad_request', `invalid ${where}: unknown field "${field}"; see this endpoint in /v1/openapi.json for the fields it takes`, { field });
   }
   const first = items[0] ?? {};
   const missing = first.keyword === 'required' ? String(first.params?.missingProperty ?? '') : '';
   const parent = fieldName(first.instancePath);
-  if (missing) return new AppError('bad_request', `invalid ${where}: field "${parent ? `${parent}.` : ''}${missing}" is required`);
-  const field = parent ? `field "${parent}"` : `the ${where}`;
-  return new AppError('bad_request', `invalid ${where}: ${field} ${first.message ?? 'is not valid'}`);
+  // `field` names the field as the service's own checks do (monitors, channels…), so a form can
+  // put the message beside it whichever layer refused the value.
+  if (missing) {
+    const field = `${parent ? `${parent}.` : ''}${missing}`;
+    return new AppError('bad_request', `invalid ${where}: field "${field}" is required`, { field });
+  }
+  const named = parent ? `field "${parent}"` : `the ${where}`;
+  const extra = parent ? { field: parent } : {};
+  const allowed = allowedValues(items, first);
+  if (allowed) return new AppError('bad_request', `invalid ${where}: ${named} must be one of ${allowed}`, extra);
+  return new AppError('bad_request', `invalid ${where}: ${named} ${first.message ?? 'is not valid'}`, extra);
 }
 
 /** The content types a route takes, for a 415 a person can act on. */

@@ -96,9 +96,9 @@ export class DatasetService {
   }
 
   /** Active datasets of the organisation that count toward the plan cap (all projects and modes). */
-  private async countTowardCap(orgId: string): Promise<number> {
+  private async countTowardCap(orgId: string, db: Kysely<Database> = this.db): Promise<number> {
     // An organisation-wide count, not a read of tenant rows: the cap is the organisation's.
-    const row = await this.db
+    const row = await db
       .selectFrom('datasets')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('org_id', '=', orgId)
@@ -108,8 +108,22 @@ export class DatasetService {
     return Number(row?.n ?? 0);
   }
 
-  /** `within` runs in the transaction of the insert (a keyed request's answer: src/idempotency). */
-  private async insert(tenant: Tenant, plan: string, name: string, fields: Omit<DatasetPatch, 'name'> = {}, within?: RecordAnswer<Dataset>): Promise<Dataset> {
+  /**
+   * Inserts the dataset; with `cap`, only while the organisation has fewer than `cap` datasets
+   * counting toward it ('full' otherwise, with the count). The cap holds across processes and
+   * hosts: the count and the insert run in one transaction that first writes the organisation's
+   * row (a row lock on PostgreSQL, the database's write lock on SQLite), so a creation in another
+   * process waits for this one's commit and counts its dataset; the in-process lock only keeps
+   * this process's creations from queueing on it. `within` runs in the same transaction (a keyed
+   * request's answer: src/idempotency).
+   */
+  private async insert(
+    tenant: Tenant,
+    plan: string,
+    name: string,
+    fields: Omit<DatasetPatch, 'name'> = {},
+    options: { cap?: number | null; within?: RecordAnswer<Dataset> } = {},
+  ): Promise<Dataset | { full: number }> {
     const now = iso(this.clock.now());
     const row: Dataset = {
       id: newId.dataset(),
@@ -122,22 +136,33 @@ export class DatasetService {
       created_at: now,
       updated_at: now,
     };
+    const { cap, within } = options;
+    let result: Dataset | { full: number };
     try {
-      if (!within) await this.db.insertInto('datasets').values(row).execute();
-      else {
-        await this.db.transaction().execute(async (trx) => {
-          await trx.insertInto('datasets').values(row).execute();
-          await within(trx, row);
-        });
-      }
+      result = await this.db.transaction().execute(async (trx) => {
+        if (cap !== undefined && cap !== null) {
+          await trx.updateTable('organisations').set((eb) => ({ plan: eb.ref('plan') })).where('id', '=', tenant.orgId).execute();
+          const used = await this.countTowardCap(tenant.orgId, trx);
+          if (used >= cap) return { full: used };
+        }
+        await trx.insertInto('datasets').values(row).execute();
+        if (within) await within(trx, row);
+        return row;
+      });
     } catch (error) {
       // Lost a race on the unique (tenant, name): the other insert's row is the dataset.
       const existing = await this.find(tenant, name);
       if (existing) return existing;
       throw error;
     }
+    if ('full' in result) return result;
     this.invalidate();
     return row;
+  }
+
+  /** The system-managed default dataset: outside the cap. */
+  private async insertDefault(tenant: Tenant, plan: string): Promise<Dataset> {
+    return (await this.insert(tenant, plan, defaultDatasetName)) as Dataset;
   }
 
   /** Resolves (creating on first ingest) where events sent to `name` go; archived → 409. */
@@ -156,15 +181,13 @@ export class DatasetService {
       if (existing.archived_at) throw conflict(`dataset "${name}" is archived and accepts no events`);
       return { dataset: existing, overflowFrom: undefined };
     }
-    if (name === defaultDatasetName) return { dataset: await this.insert(tenant, plan, name), overflowFrom: undefined };
+    if (name === defaultDatasetName) return { dataset: await this.insertDefault(tenant, plan), overflowFrom: undefined };
     return this.orgLock.run(tenant.orgId, async () => {
       const again = await this.find(tenant, name);
       if (again) return this.resolveTarget(tenant, plan, name);
-      const cap = this.plans.limits(plan).datasets;
-      if (cap === null || (await this.countTowardCap(tenant.orgId)) < cap) {
-        return { dataset: await this.insert(tenant, plan, name), overflowFrom: undefined };
-      }
-      const fallback = (await this.find(tenant, defaultDatasetName)) ?? (await this.insert(tenant, plan, defaultDatasetName));
+      const inserted = await this.insert(tenant, plan, name, {}, { cap: this.plans.limits(plan).datasets });
+      if (!('full' in inserted)) return { dataset: inserted, overflowFrom: undefined };
+      const fallback = (await this.find(tenant, defaultDatasetName)) ?? (await this.insertDefault(tenant, plan));
       return { dataset: fallback, overflowFrom: name };
     });
   }
@@ -184,14 +207,14 @@ export class DatasetService {
         throw conflict(existing.archived_at ? `dataset name "${input.name}" belongs to an archived dataset` : `dataset "${input.name}" already exists`);
       }
       const cap = this.plans.limits(plan).datasets;
-      const used = await this.countTowardCap(tenant.orgId);
-      if (cap !== null && used >= cap) {
+      const inserted = await this.insert(tenant, plan, input.name, input, { cap, within });
+      if ('full' in inserted) {
         throw new AppError('quota_exceeded', `the plan allows ${cap} datasets and all are in use; archive one or upgrade the plan`, {
           metric: 'datasets',
-          quotas: [{ metric: 'datasets', used, limit: cap, cumulative: true }],
+          quotas: [{ metric: 'datasets', used: inserted.full, limit: cap, cumulative: true }],
         });
       }
-      return this.insert(tenant, plan, input.name, input, within);
+      return inserted;
     });
   }
 

@@ -11,11 +11,13 @@ import type { Middleware } from 'openapi-fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { gif } from '../media/test-files.js';
-import { apiTypesFile, generateApiTypes } from '../../web/scripts/api-types.js';
+import { tsImport } from 'tsx/esm/api';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-const fixture = path.join(here, 'openapi-client-fixture', 'client.mts');
+const fixture = path.join(repoRoot, 'src/http/openapi-client-fixture/client.mts');
+// web/scripts is TypeScript outside src/ (which `npm test` runs transpiled into dist-test/): loaded through tsx.
+const { apiTypesFile, generateApiTypes } = (await tsImport(path.join(repoRoot, 'web/scripts/api-types.ts'), import.meta.url)) as typeof import('../../web/scripts/api-types.js');
 const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
 const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -151,7 +153,7 @@ describe('OpenAPI document: typed client, operation ids, servers, lint', () => {
         calls.push({ method: request.method, schemaPath, status: response.status, body: json ? await response.clone().text() : '' });
       },
     };
-    const client = (await import(pathToFileURL(path.join(dir, 'client.mts')).href)) as {
+    const client = (await tsImport(pathToFileURL(path.join(dir, 'client.mts')).href, import.meta.url)) as {
       callEveryOperation(target: { serverUrl: string; token: string; orgId: string; userId: string; observe: Middleware }): Promise<void>;
     };
     const a = s.tenants.a;

@@ -5,18 +5,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestResponse, type TestServer } from '../test-support/test-server.js';
 import { matchAll } from '../stores/events/event-store.js';
-import { keyedRoutes, type KeyedRoute } from './test-routes.js';
+import { keyedRoutes, keyedSettingsRoutes, settingsTables, type KeyedRoute } from './test-routes.js';
 import { IdempotencyStore, keepMs } from './idempotency-store.js';
 
 const dataset = 'idem';
 
-describe('Idempotency-Key on the five endpoints', () => {
+describe('Idempotency-Key on the keyed endpoints', () => {
   let s: TestServer;
   let blobRoot: string;
   before(async () => {
     // The file store, explicitly (also on the S3 leg): the 5xx test takes it away for a moment.
     blobRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-idem-blobs-'));
-    s = await startTestServer({ env: { OPS_BLOB_URL: `file://${blobRoot}` } });
+    // Private addresses for the keyed channel's URL: a loopback port nothing listens on (never sent to).
+    s = await startTestServer({ env: { OPS_BLOB_URL: `file://${blobRoot}`, OPS_WEBHOOK_ALLOW_PRIVATE: 'true' } });
   });
   after(async () => {
     await s.close();
@@ -42,6 +43,11 @@ describe('Idempotency-Key on the five endpoints', () => {
     if (route.path === '/datasets') return n(await datasets(JSON.parse(Buffer.from(route.body(variant).body).toString()).name as string));
     if (route.path === '/media/base64') return n(await files(`b64-${variant}.png`));
     if (route.path === '/media') return n(await files(`mp-${variant}.png`));
+    const settings = settingsTables[route.path];
+    if (settings) {
+      const name = JSON.parse(Buffer.from(route.body(variant).body).toString()).name as string;
+      return n(await db.selectFrom(settings).select((eb) => eb.fn.countAll<number>().as('n')).where('name', '=', name).executeTakeFirst());
+    }
     let events = 0;
     let after;
     for (;;) {
@@ -52,7 +58,7 @@ describe('Idempotency-Key on the five endpoints', () => {
     }
   };
 
-  for (const route of keyedRoutes(dataset)) {
+  for (const route of [...keyedRoutes(dataset), ...keyedSettingsRoutes()]) {
     describe(route.name, () => {
       test('a retry with the same key and body gets the first answer again (status, body, Idempotent-Replayed) and changes nothing', async () => {
         const v = unique('replay');
@@ -108,10 +114,11 @@ describe('Idempotency-Key on the five endpoints', () => {
         const other = await s.token(s.tenants.a, 'all');
         const first = await send(route, v, key);
         assert.equal(first.status, route.status, first.text);
-        // Same key, another token of the same project: runs on its own (a dataset name is taken now: 409 from the endpoint itself).
+        // Same key, another token of the same project: runs on its own (a dataset or saved search name is taken now: 409 from the endpoint itself).
         const theirs = await send(route, v, key, other);
         assert.equal(theirs.headers.get('idempotent-replayed'), null);
-        if (route.path === '/datasets') {
+        if (route.uniqueName) {
+          // Names are unique in a project.
           assert.equal(theirs.status, 409);
           assert.match(theirs.body.error.message, /already exists/);
         } else {
@@ -147,7 +154,7 @@ describe('Idempotency-Key on the five endpoints', () => {
         s.clock.advance(61_000);
         const again = await send(route, v, key);
         assert.equal(again.headers.get('idempotent-replayed'), null);
-        if (route.path === '/datasets') {
+        if (route.uniqueName) {
           assert.equal(again.status, 409, 'ran again: the name is taken by the first');
         } else {
           assert.equal(again.status, route.status, again.text);
@@ -237,9 +244,9 @@ describe('Idempotency-Key on the five endpoints', () => {
     }
   });
 
-  test('the OpenAPI document shows the Idempotency-Key header on the five endpoints', async () => {
+  test('the OpenAPI document shows the Idempotency-Key header on the keyed endpoints', async () => {
     const doc = (await s.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>> };
-    for (const p of ['/v1/tokens', '/v1/datasets', '/v1/media', '/v1/media/base64', '/v1/datasets/{name}/ingest']) {
+    for (const p of ['/v1/tokens', '/v1/datasets', '/v1/media', '/v1/media/base64', '/v1/datasets/{name}/ingest', '/v1/monitors', '/v1/channels', '/v1/searches']) {
       const params = doc.paths[p]!.post!.parameters ?? [];
       assert.ok(params.some((x) => x.in === 'header' && x.name === 'Idempotency-Key'), `${p} documents the header`);
     }

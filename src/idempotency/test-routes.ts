@@ -15,6 +15,8 @@ export interface KeyedRoute {
   body(v: string): { body: Uint8Array<ArrayBuffer>; contentType: string };
   /** What a retry's answer must repeat. */
   identity(answer: Record<string, unknown>): unknown;
+  /** The body names something unique in the project: the same body run again is a 409 from the endpoint. */
+  uniqueName?: true;
 }
 
 const json = (value: unknown) => ({ body: new Uint8Array(Buffer.from(JSON.stringify(value))), contentType: 'application/json' });
@@ -40,6 +42,7 @@ export const keyedRoutes = (dataset: string): KeyedRoute[] => [
     status: 201,
     body: (v) => json({ name: `ds-${v}`.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 64) }),
     identity: (a) => [a.name, a.created_at],
+    uniqueName: true,
   },
   {
     name: 'POST /media/base64',
@@ -78,3 +81,39 @@ export const keyedRoutes = (dataset: string): KeyedRoute[] => [
     identity: (a) => a,
   },
 ];
+
+/**
+ * The settings a client creates and would retry after a timeout (beyond DECISIONS.md §16's five):
+ * a monitor, a channel (whose signing secret is shown once, so its replay is what the client
+ * gets back), a saved search. Names carry the variant, so a test counts the rows it made.
+ */
+export const keyedSettingsRoutes = (): KeyedRoute[] => [
+  {
+    name: 'POST /monitors',
+    method: 'POST',
+    path: '/monitors',
+    status: 201,
+    body: (v) => json({ name: `monitor-${v}`, kind: 'match', q: 'event:idem', channel_ids: [] }),
+    identity: (a) => [a.id, a.created_at],
+  },
+  {
+    name: 'POST /channels',
+    method: 'POST',
+    path: '/channels',
+    status: 201,
+    body: (v) => json({ name: `channel-${v}`, kind: 'webhook', url: 'http://127.0.0.1:9/ops' }),
+    identity: (a) => [a.id, a.signing_secret],
+  },
+  {
+    name: 'POST /searches',
+    method: 'POST',
+    path: '/searches',
+    status: 201,
+    body: (v) => json({ name: `search-${v}`, q: 'severity >= error' }),
+    identity: (a) => [a.id, a.created_at],
+    uniqueName: true,
+  },
+];
+
+/** The table and name column that hold a settings route's rows. */
+export const settingsTables: Record<string, 'monitors' | 'channels' | 'saved_searches'> = { '/monitors': 'monitors', '/channels': 'channels', '/searches': 'saved_searches' };

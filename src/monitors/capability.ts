@@ -10,6 +10,7 @@ import { GroupStore } from './group-store.js';
 import { Evaluator } from './evaluator.js';
 import { MatchEvaluator } from './matcher.js';
 import { MonitorHistory } from './history.js';
+import { MonitorStatuses } from './status.js';
 import { MonitorSchema } from './routes/schemas.js';
 import { registerMonitorRoutes } from './routes/monitors.js';
 import { registerHistoryRoutes } from './routes/history.js';
@@ -37,7 +38,9 @@ export function openMonitors(
   // Its own query service: evaluations go the query path (tenancy, active datasets, memory bound) but are never charged as queries.
   const queries = new QueryService({ store: deps.events.store, datasets: deps.events.datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
   const notifications = deps.notifications.notifications;
-  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, new GroupStore(db), deps.urls, deps.log, options.tickMs ?? 5_000);
+  const groups = new GroupStore(db);
+  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000);
+  const statuses = new MonitorStatuses(ctx.clock, groups, notifications);
   const history = new MonitorHistory(db, monitors, notifications);
   // Match monitors: every append of this process is matched in memory (matcher.ts).
   const matcher = new MatchEvaluator({
@@ -56,7 +59,7 @@ export function openMonitors(
     evaluateDue: () => evaluator.evaluateDue(),
     routes: (v1) => {
       v1.addSchema(MonitorSchema);
-      registerMonitorRoutes(v1, ctx, monitors, { notifications, urls: deps.urls });
+      registerMonitorRoutes(v1, ctx, monitors, statuses, { notifications, urls: deps.urls });
       registerHistoryRoutes(v1, ctx, history);
       registerPreviewRoutes(v1, ctx, queries);
     },

@@ -48,8 +48,11 @@ describe('opsctl monitor list|create|mute, channel list|test, while the server r
     assert.deepEqual(created.json.channel_ids, [ch]);
     assert.equal(created.json.group_window, '5s');
     const listed = await opsctl(['monitor', 'list', ...tenantA(), '--json']);
-    assert.ok(listed.json.monitors.some((m: { id: string }) => m.id === created.json.id));
-    assert.match((await opsctl(['monitor', 'list', ...tenantA()])).stdout, /cli flags/);
+    const mine = listed.json.monitors.find((m: { id: string }) => m.id === created.json.id);
+    // With its status, as GET /v1/monitors shows it.
+    assert.deepEqual(mine?.status, (await s.request('GET', `/monitors/${created.json.id}`)).body.status);
+    assert.equal(mine.status.state, 'watching');
+    assert.match((await opsctl(['monitor', 'list', ...tenantA()])).stdout, /cli flags.*watching/);
 
     // The server sees the monitor within its match cache's TTL (5 s).
     const deadline = Date.now() + 15_000;

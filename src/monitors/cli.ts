@@ -31,9 +31,18 @@ async function tenantOf(ctx: AppContext, f: Flags): Promise<Tenant> {
 
 // Loaded when a command runs: every other opsctl command starts faster without them.
 async function services(ctx: AppContext) {
-  const [{ ChannelService }, { MonitorService }] = await Promise.all([import('../notifications/channel-service.js'), import('./monitor-service.js')]);
-  const channels = new ChannelService(ctx.metadata.db, ctx.clock, ctx.config.webhookAllowPrivate);
-  return { channels, monitors: new MonitorService(ctx.metadata.db, ctx.clock, ctx.plans, channels) };
+  const [{ ChannelService }, { MonitorService }, { MonitorStatuses }, { GroupStore }, { Outbox }] = await Promise.all([
+    import('../notifications/channel-service.js'),
+    import('./monitor-service.js'),
+    import('./status.js'),
+    import('./group-store.js'),
+    import('../notifications/outbox.js'),
+  ]);
+  const { db } = ctx.metadata;
+  const channels = new ChannelService(db, ctx.clock, ctx.config.webhookAllowPrivate);
+  const outbox = new Outbox(db);
+  const statuses = new MonitorStatuses(ctx.clock, new GroupStore(db), { lastNotifiedOf: (tenant, ids) => outbox.lastOfMonitors(tenant, ids) });
+  return { channels, monitors: new MonitorService(db, ctx.clock, ctx.plans, channels), statuses };
 }
 
 /** `--condition "> 5"`: an operator and a finite number. */
@@ -49,7 +58,7 @@ const all = 1_000_000;
 export const monitorCommands: Command[] = [
   {
     name: 'monitor list',
-    summary: "List a project's monitors (one mode), newest first, as GET /v1/monitors shows them; prints {monitors: [{id, name, kind, q, channel_ids, muted_until, …}]}.",
+    summary: "List a project's monitors (one mode), newest first, as GET /v1/monitors shows them; prints {monitors: [{id, name, kind, q, channel_ids, muted_until, …, status}]}.",
     options: tenantOptions,
     table: {
       list: 'monitors',
@@ -60,12 +69,15 @@ export const monitorCommands: Command[] = [
         ['Q', (r) => r.q],
         ['CHANNELS', (r) => (r.channel_ids as string[]).join(',')],
         ['MUTED UNTIL', (r) => r.muted_until],
+        ['STATE', (r) => (r.status as { state: string }).state],
       ],
     },
     async run(ctx, f) {
       const tenant = await tenantOf(ctx, f);
-      const { monitors } = await services(ctx);
-      return { monitors: (await monitors.list(tenant, { limit: all, after: undefined })).map(toMonitorView) };
+      const { monitors, statuses } = await services(ctx);
+      const rows = await monitors.list(tenant, { limit: all, after: undefined });
+      const status = await statuses.of(tenant, rows);
+      return { monitors: rows.map((r) => ({ ...toMonitorView(r), status: status.get(r.id)! })) };
     },
   },
   {

@@ -13,15 +13,20 @@ import { step, type StepSettings } from './state-machine.js';
 import { groupEvents, groupValues } from './window-query.js';
 import { explorerUrl } from './explorer-url.js';
 import type { GroupStore } from './group-store.js';
-import type { MonitorsTable } from './tables.js';
+import type { MonitorGroupsTable, MonitorsTable } from './tables.js';
 
 const batch = 50;
+
+/** One write of an evaluation, run in its commit's transaction. */
+type Write = (db: Kysely<Database>) => Promise<void>;
 
 /**
  * Threshold monitors' scheduler: every API process runs one. A due monitor is evaluated by the
  * process whose conditional UPDATE takes its lease (as the notification outbox claims rows);
  * the lease lasts `every`, so a process that dies mid-evaluation hands the monitor on within
- * 2 × every. After the evaluation the monitor is due again `every` later.
+ * 2 × every. An evaluation only reads; its writes (group states, history, notifications) commit
+ * in one transaction with the move to the next interval, and only while the lease is still this
+ * process's (`commit`). After the evaluation the monitor is due again `every` later.
  */
 export class Evaluator {
   private readonly owner = `eval_${crypto.randomUUID()}`;
@@ -101,18 +106,22 @@ export class Evaluator {
         if (Number(claimed.numUpdatedRows) !== 1) continue;
         const row = await this.db.selectFrom('monitors').selectAll().where('id', '=', id).where('lease_owner', '=', this.owner).executeTakeFirst();
         if (!row) continue;
+        let committed = false;
         try {
-          await this.evaluate(row, now);
-          evaluated++;
+          const writes = await this.evaluate(row, now);
+          committed = await this.commit(row, now, writes);
+          if (committed) {
+            evaluated++;
+            this.notifications.wake();
+          } else if (await this.freeLease(row)) {
+            this.log.info({ monitor_id: id }, 'monitors: the monitor changed during the evaluation; this evaluation is dropped and the new definition evaluated at the next tick');
+          } else {
+            this.log.warn({ monitor_id: id }, 'monitors: the lease ran out during the evaluation and another process has the monitor; this evaluation is dropped');
+          }
         } catch (error) {
           this.log.warn({ err: error, monitor_id: id }, 'monitors: an evaluation failed; it runs again at the next interval');
+          await this.release(row, now);
         }
-        await this.db
-          .updateTable('monitors')
-          .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
-          .where('id', '=', id)
-          .where('lease_owner', '=', this.owner)
-          .execute();
       }
     } catch (error) {
       this.log.warn({ err: error }, 'monitors: the scheduler could not read due monitors; it tries again at the next tick');
@@ -120,8 +129,58 @@ export class Evaluator {
     return evaluated;
   }
 
-  /** One evaluation of a threshold monitor at `now`: every group's state machine steps once. */
-  private async evaluate(row: MonitorsTable, now: number): Promise<void> {
+  /**
+   * Stores an evaluation's writes — group states, state changes, notifications — in one
+   * transaction that first moves the monitor to its next interval and frees the lease, only
+   * while this process still holds it and the monitor is as it was read. So an evaluation is
+   * committed whole or not at all (a kill -9 in the middle leaves nothing: the next holder
+   * evaluates again), an evaluation that outlived its lease while another process took the
+   * monitor commits nothing (on PostgreSQL the UPDATE's row lock orders it against that
+   * process's claim), and neither does one of a monitor deleted or changed (PATCH) meanwhile.
+   * False when nothing was stored.
+   */
+  private async commit(row: MonitorsTable, now: number, writes: Write[]): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const fenced = await trx
+        .updateTable('monitors')
+        .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
+        .where('id', '=', row.id)
+        .where('lease_owner', '=', this.owner)
+        .where('updated_at', '=', row.updated_at)
+        .executeTakeFirst();
+      if (Number(fenced.numUpdatedRows) !== 1) return false;
+      for (const write of writes) await write(trx);
+      return true;
+    });
+  }
+
+  /**
+   * After a failed evaluation: due again at the next interval, the lease freed (only if still
+   * ours; a monitor changed meanwhile keeps the due time its change gave it).
+   */
+  private async release(row: MonitorsTable, now: number): Promise<void> {
+    const moved = await this.db
+      .updateTable('monitors')
+      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
+      .where('id', '=', row.id)
+      .where('lease_owner', '=', this.owner)
+      .where('updated_at', '=', row.updated_at)
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) !== 1) await this.freeLease(row);
+  }
+
+  /** Frees the lease if it is still ours, leaving the due time as it is; whether it was ours. */
+  private async freeLease(row: MonitorsTable): Promise<boolean> {
+    const freed = await this.db.updateTable('monitors').set({ lease_until: null, lease_owner: null }).where('id', '=', row.id).where('lease_owner', '=', this.owner).executeTakeFirst();
+    return Number(freed.numUpdatedRows) === 1;
+  }
+
+  /**
+   * One evaluation of a threshold monitor at `now`: every group's state machine steps once. It
+   * only reads; what it would store is answered as writes for `commit`.
+   */
+  private async evaluate(row: MonitorsTable, now: number): Promise<Write[]> {
+    const writes: Write[] = [];
     const tenant: Tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
     const query = parseThresholdQuery(row.q);
     const from = now - durationMs(row.window!)!;
@@ -145,17 +204,13 @@ export class Evaluator {
       const group = current.get(key)?.group ?? (JSON.parse(key) as Record<string, unknown>);
       const prev = before ? { state: before.state, since: Date.parse(before.since), notifiedAt: before.notified_at ? Date.parse(before.notified_at) : null } : { state: 'ok' as const, since: now, notifiedAt: null };
       const next = step(prev, value, now, settings);
-      if (next.state !== prev.state) await this.groups.recordChange(tenant, row.id, key, prev.state, next.state, value, now);
-      await this.groups.save(
-        tenant,
-        { monitor_id: row.id, group_key: key, org_id: row.org_id, project_id: row.project_id, mode: row.mode, state: next.state, since: iso(next.since), last_value: value, notified_at: next.notifiedAt === null ? null : iso(next.notifiedAt), updated_at: iso(now) },
-        before !== undefined,
-        next.state === 'ok' && value === null,
-      );
+      if (next.state !== prev.state) writes.push((db) => this.groups.recordChange(tenant, row.id, key, prev.state, next.state, value, now, db));
+      const saved: MonitorGroupsTable = { monitor_id: row.id, group_key: key, org_id: row.org_id, project_id: row.project_id, mode: row.mode, state: next.state, since: iso(next.since), last_value: value, notified_at: next.notifiedAt === null ? null : iso(next.notifiedAt), updated_at: iso(now) };
+      writes.push((db) => this.groups.save(tenant, saved, before !== undefined, next.state === 'ok' && value === null, db));
       if (!next.notify) continue;
       const events = next.notify === 'firing' ? await groupEvents(this.queries, tenant, query, group, from, now).catch(() => []) : [];
       const isCount = query.stats!.aggregates[0]!.fn === 'count';
-      await this.notifications.enqueue(tenant, {
+      const prepared = await this.notifications.prepare(tenant, {
         channelIds: JSON.parse(row.channel_ids) as string[],
         monitor: { id: row.id, name: row.name, kind: row.kind },
         status: next.notify,
@@ -169,6 +224,10 @@ export class Evaluator {
         events,
         url: explorerUrl(this.urls.api, query, from, now),
       });
+      writes.push((db) => this.notifications.store(prepared, db));
     }
+    // When it was evaluated (the Monitor's status), stored with the rest or not at all.
+    writes.push((db) => this.groups.evaluated(tenant, row.id, now, db));
+    return writes;
   }
 }

@@ -14,6 +14,15 @@ import type { MonitorsTable } from './tables.js';
 import './tables.js';
 import { KeyedLock } from '../shared/keyed-lock.js';
 
+/**
+ * How many monitors the organisation has, in all its projects and modes: what the plan's
+ * `monitors` cap counts (the create's check, and GET /v1/usage's `monitors` quota).
+ */
+export async function monitorsOfOrg(db: Kysely<Database>, orgId: string): Promise<number> {
+  const row = await db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Monitors of a project and mode (DECISIONS.md §18), always through scoped(). */
 export class MonitorService {
   private readonly orgLock = new KeyedLock();
@@ -30,27 +39,36 @@ export class MonitorService {
   async create(tenant: Tenant, plan: string, input: MonitorInput): Promise<MonitorsTable> {
     const columns = checkMonitor(input);
     await this.checkChannels(tenant, input.channel_ids);
+    // The cap holds across processes and hosts: the count and the insert run in one transaction
+    // that first writes the organisation's row (a row lock on PostgreSQL, the database's write
+    // lock on SQLite), so a creation in another process waits for this one's commit and counts
+    // its monitor. The in-process lock keeps this process's creations from queueing on that.
     return this.orgLock.run(tenant.orgId, async () => {
-      const cap = this.plans.limits(plan).monitors;
-      const used = await this.countOfOrg(tenant.orgId);
-      if (cap !== null && used >= cap) {
-        throw new AppError('quota_exceeded', `the plan allows ${cap} monitors and all are in use; delete one or upgrade the plan`, {
-          metric: 'monitors',
-          quotas: [{ metric: 'monitors', used, limit: cap, cumulative: true }],
-        });
-      }
-      const now = iso(this.clock.now());
-      const row: MonitorsTable = {
-        id: newId.monitor(),
-        ...scoped(this.db, tenant).row,
-        ...columns,
-        next_eval_at: columns.kind === 'threshold' ? now : null,
-        lease_until: null,
-        lease_owner: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await this.db.insertInto('monitors').values(row).execute();
+      const row = await this.db.transaction().execute(async (trx) => {
+        await trx.updateTable('organisations').set((eb) => ({ plan: eb.ref('plan') })).where('id', '=', tenant.orgId).execute();
+        const cap = this.plans.limits(plan).monitors;
+        const used = await this.countOfOrg(tenant.orgId, trx);
+        if (cap !== null && used >= cap) {
+          throw new AppError('quota_exceeded', `the plan allows ${cap} monitors and all are in use; delete one or upgrade the plan`, {
+            metric: 'monitors',
+            quotas: [{ metric: 'monitors', used, limit: cap, cumulative: true }],
+          });
+        }
+        const now = iso(this.clock.now());
+        const created: MonitorsTable = {
+          id: newId.monitor(),
+          ...scoped(this.db, tenant).row,
+          ...columns,
+          next_eval_at: columns.kind === 'threshold' ? now : null,
+          lease_until: null,
+          lease_owner: null,
+          last_eval_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await trx.insertInto('monitors').values(created).execute();
+        return created;
+      });
       this.onChanged(tenant);
       return row;
     });
@@ -105,9 +123,8 @@ export class MonitorService {
   }
 
   /** Monitors of the organisation (all projects and modes): the plan's cap is the organisation's. */
-  private async countOfOrg(orgId: string): Promise<number> {
-    const row = await this.db.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirst();
-    return Number(row?.n ?? 0);
+  private countOfOrg(orgId: string, db: Kysely<Database> = this.db): Promise<number> {
+    return monitorsOfOrg(db, orgId);
   }
 
 }

@@ -27,6 +27,8 @@ export interface MonitorsTable {
   /** Held by one process's scheduler until this time (the lease, as the outbox's). */
   lease_until: string | null;
   lease_owner: string | null;
+  /** Threshold: when its last evaluation was stored (migration 0013; null before the first). */
+  last_eval_at: string | null;
   created_at: string;
   updated_at: string;
 }

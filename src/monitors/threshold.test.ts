@@ -142,6 +142,40 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${mutedId}`);
   });
 
+  test('runs on the events engine of the test leg (ClickHouse when OPS_TEST_CLICKHOUSE_URL is set, else DuckDB)', () => {
+    assert.equal(Boolean(s.server.ctx.config.eventsClickHouseUrl), Boolean(process.env.OPS_TEST_CLICKHOUSE_URL));
+  });
+
+  test('groups by a payload number, a missing payload value and severity fire with their own events; an avg over events without the field is no data', async () => {
+    const [ch, receiver] = await channel();
+    const byShard = await monitor({ q: 'event == "t6" stats count() by payload.shard', condition: { op: '>', value: 1 }, channel_ids: [ch] });
+    await ingest('t6', { a: 2 }, { shard: 1 });
+    await ingest('t6', { b: 1 }, { shard: 2 });
+    await ingest('t6', { c: 2 }, {});
+    await evaluate(0);
+    await receiver.waitFor(2);
+    const fired = bodies(receiver)
+      .map((b) => ({ group: b.group as Record<string, unknown>, value: b.value, sources: (b.events as Array<{ source: string }>).map((e) => e.source).sort() }))
+      .sort((x, y) => String(x.group['payload.shard']).localeCompare(String(y.group['payload.shard'])));
+    assert.deepEqual(fired, [
+      { group: { 'payload.shard': 1 }, value: 2, sources: ['a', 'a'] },
+      { group: { 'payload.shard': null }, value: 2, sources: ['c', 'c'] },
+    ]);
+    // The next interval sees the same groups (same keys): still firing, nothing sent again.
+    await evaluate(1_000);
+    assert.equal((await history(byShard)).filter((h) => h.type === 'state_change').length, 2);
+
+    const [ch2, second] = await channel();
+    const bySeverity = await monitor({ q: 'event == "t6" stats count() by severity', condition: { op: '>=', value: 5 }, channel_ids: [ch2] });
+    const avg = await monitor({ q: 'event == "t6" stats avg(payload.ms)', condition: { op: '>', value: 1 }, no_data: 'alerting', channel_ids: [ch2] });
+    await evaluate(1_000);
+    await second.waitFor(2);
+    const [severity, noData] = bodies(second).sort((x, y) => Object.keys(y.group).length - Object.keys(x.group).length);
+    assert.deepEqual([severity!.group, severity!.value, severity!.events.length], [{ severity: 'error' }, 5, 5]);
+    assert.deepEqual([noData!.status, noData!.group, noData!.value], ['firing', {}, null]);
+    for (const id of [byShard, bySeverity, avg]) await s.request('DELETE', `/monitors/${id}`);
+  });
+
   test("history of another tenant's monitor is not found", async () => {
     const id = await monitor({ q: 'stats count()', condition: { op: '>', value: 1e9 }, channel_ids: [] });
     assert.equal((await s.request('GET', `/monitors/${id}/history`, { token: s.tenants.b.token })).status, 404);

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
@@ -19,6 +21,14 @@ export interface EnqueueInput extends Omit<NotificationFacts, 'events'> {
   /** Events as the query API returns them; the first 10 are sent, with their evidence. */
   events: ReadonlyArray<Record<string, unknown>>;
 }
+
+/** Outbox rows built by `prepare`, not stored yet. */
+export interface PreparedNotification {
+  readonly rows: readonly NotificationsTable[];
+}
+
+/** The delivery ids of prepared (and stored) notifications. */
+export const deliveriesOf = (prepared: PreparedNotification): EnqueuedDelivery[] => prepared.rows.map((r) => ({ channel_id: r.channel_id, delivery_id: r.id }));
 
 /** One stored notification: the delivery id its every attempt carries. */
 export interface EnqueuedDelivery {
@@ -75,9 +85,23 @@ export class NotificationService {
    * stored too and marked failed by the worker, so the history says why nothing was sent.
    */
   async enqueue(tenant: Tenant, input: EnqueueInput): Promise<EnqueuedDelivery[]> {
+    const prepared = await this.prepare(tenant, input);
+    await this.store(prepared);
+    this.onEnqueued();
+    return deliveriesOf(prepared);
+  }
+
+  /**
+   * `enqueue` in two steps, for a caller whose notifications must commit with its own writes
+   * (a threshold evaluation: group states and notifications together, or neither): `prepare`
+   * reads the channels and the evidence and builds the outbox rows, outside any transaction;
+   * `store(prepared, trx)` inserts them in the caller's transaction; after the commit `wake()`
+   * tells this process's worker.
+   */
+  async prepare(tenant: Tenant, input: EnqueueInput): Promise<PreparedNotification> {
     const { channelIds, events, ...rest } = input;
     const channels = await this.channels.some(tenant, [...new Set(channelIds)]);
-    if (!channels.length) return [];
+    if (!channels.length) return { rows: [] };
     const facts: NotificationFacts = {
       ...rest,
       events: await withEvidence(this.files, tenant, this.urls.cdn, events.slice(0, maxNotifiedEvents) as NotifiedEvent[]),
@@ -105,9 +129,17 @@ export class NotificationService {
       updated_at: iso(now),
       finished_at: null,
     }));
-    await this.outbox.insert(rows);
+    return { rows };
+  }
+
+  /** Inserts prepared notifications, in `db` when it is the caller's transaction. */
+  async store(prepared: PreparedNotification, db?: Kysely<Database>): Promise<void> {
+    await this.outbox.insert(prepared.rows, db);
+  }
+
+  /** This process's worker looks at the outbox now (after a `store` committed). */
+  wake(): void {
     this.onEnqueued();
-    return rows.map((r) => ({ channel_id: r.channel_id, delivery_id: r.id }));
   }
 
   /** POST /channels/{id}/test: a `status: "test"` notification through the same outbox. */
@@ -141,6 +173,11 @@ export class NotificationService {
   /** A monitor's notifications (its history), newest first, with every attempt. */
   async deliveriesOfMonitor(tenant: Tenant, monitorId: string, page: PageRequest): Promise<DeliveryView[]> {
     return this.views(tenant, await this.outbox.listByMonitor(tenant, monitorId, page));
+  }
+
+  /** When each of these monitors last notified (its firing or resolved notifications, not tests): monitor id → created_at. */
+  lastNotifiedOf(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, string>> {
+    return this.outbox.lastOfMonitors(tenant, monitorIds);
   }
 
   private async views(tenant: Tenant, rows: NotificationsTable[]): Promise<DeliveryView[]> {

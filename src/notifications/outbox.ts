@@ -31,8 +31,9 @@ export interface AttemptRecord {
 export class Outbox {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(rows: NotificationsTable[]): Promise<void> {
-    if (rows.length) await this.db.insertInto('notifications').values(rows).execute();
+  /** `db`: the caller's transaction, when the rows must commit with its own writes. */
+  async insert(rows: readonly NotificationsTable[], db: Kysely<Database> = this.db): Promise<void> {
+    if (rows.length) await db.insertInto('notifications').values([...rows]).execute();
   }
 
   /** Ids of pending rows due at `now` that nobody holds, oldest due first. */
@@ -153,6 +154,19 @@ export class Outbox {
     let query = scoped(this.db, tenant).selectFrom('notifications').selectAll().where('monitor_id', '=', monitorId);
     if (page.after) query = query.where(keysetBefore('created_at', 'id', page.after));
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  }
+
+  /** When each of these monitors last stored a notification (tests left out), in one query. */
+  async lastOfMonitors(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, string>> {
+    if (!monitorIds.length) return new Map();
+    const rows = await scoped(this.db, tenant)
+      .selectFrom('notifications')
+      .select((eb) => ['monitor_id', eb.fn.max('created_at').as('last')])
+      .where('monitor_id', 'in', [...monitorIds])
+      .where('status', '!=', 'test')
+      .groupBy('monitor_id')
+      .execute();
+    return new Map(rows.map((r) => [r.monitor_id, r.last]));
   }
 
   /** The attempts of these notifications, oldest first, in one query. */

@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
 import { loadConfig } from '../config/config.js';
 import { createContext, type AppContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
@@ -66,4 +69,37 @@ export async function call(port: number, token: string, method: string, urlPath:
   const text = await r.text();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: r.status, text, body: (text ? JSON.parse(text) : undefined) as any };
+}
+
+/** A POST on a connection of its own, so node:cluster hands it to either worker (keep-alive would pin one). */
+export function postAlone(port: number, token: string, urlPath: string, json: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify(json);
+    const req = http.request(
+      { host: '127.0.0.1', port, path: `/v1${urlPath}`, method: 'POST', agent: false, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** `opsctl serve --workers 2` on the store, answering /readyz before this resolves. */
+export async function workers(store: Awaited<ReturnType<typeof processStore>>) {
+  const port = await freePort();
+  const primary = spawn(process.execPath, opsctlArgs('serve', '--workers', '2'), {
+    env: { ...process.env, ...store.env, OPS_DATA_DIR: store.dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 600 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+  return {
+    port,
+    close: async () => {
+      primary.kill('SIGTERM');
+      await exited(primary);
+    },
+  };
 }

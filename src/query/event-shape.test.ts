@@ -5,7 +5,7 @@ import { FormatRegistry, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { severities, type StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { ApiEventSchema, apiEventJson } from './event-shape.js';
+import { ApiEventSchema, apiEventJson, iso } from './event-shape.js';
 
 /** The API Event as an object, field by field from SPEC.md §2.4: what apiEventJson must write. */
 function reference(e: StoredEvent, tenant: Tenant, includeTenant: boolean): Record<string, unknown> {
@@ -57,5 +57,23 @@ test('apiEventJson writes exactly JSON.stringify of the API event, valid under i
       assert.ok(Value.Check(CheckedEvent, JSON.parse(json)), `${json}: ${[...Value.Errors(CheckedEvent, JSON.parse(json))].map((x) => x.message).join('; ')}`);
     }),
     { numRuns: 500 },
+  );
+});
+
+test('iso writes what toISOString writes: any millisecond, runs of one day, days apart, and the edges', () => {
+  const day = 86_400_000;
+  const edges = [0, 1, 999, day - 1, day, 951_782_400_000 /* 2000-02-29 */, 253_402_300_799_999, 253_402_300_800_000, -1, -day, 1.5, 8.64e15];
+  for (const ms of edges) assert.equal(iso(ms), new Date(ms).toISOString(), String(ms));
+  fc.assert(
+    fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.array(fc.integer({ min: 0, max: day }), { maxLength: 8 }), (start, steps) => {
+      // A page's times: one start, then times close to it (the cached day reused) or a day or more away.
+      let ms = start;
+      for (const step of [0, ...steps]) {
+        ms += step;
+        if (Math.abs(ms) > 8.64e15) return;
+        assert.equal(iso(ms), new Date(ms).toISOString(), String(ms));
+      }
+    }),
+    { numRuns: 2000 },
   );
 });

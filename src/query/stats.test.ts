@@ -245,6 +245,7 @@ describe('SOQL stats', () => {
       ['stats median(ping)', /unknown aggregate 'median'/, 6],
       ['stats sum(source)', /sum reads numbers/, 10],
       ['stats count(ping)', /count\(\) takes no field/, 12],
+      ['stats count(', /expected '\)' to close count\(…\), found the end of the query/, 12],
       ['stats count(), count()', /count\(\) appears twice/, 15],
       ['stats count() by bin(5x)', /bin width like 30s/, 21],
       ['stats count() by bin(1h), bin(5m)', /one bin/, 26],

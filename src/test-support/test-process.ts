@@ -36,14 +36,23 @@ export const freePort = () =>
  * `opsctl serve` (compiled) as its own process (for tests that kill it), answering /readyz
  * on `port` before this resolves. A child that exits before it answers is started again (up to
  * three times) with another delivery port: a port found free may be taken by another test's
- * listener before the child binds it (EADDRINUSE).
+ * listener before the child binds it (EADDRINUSE). With `logs`, the child's log lines (its
+ * stdout) are collected there.
  */
-export async function serveProcess(dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+export async function serveProcess(dataDir: string, port: number, env: Record<string, string> = {}, logs?: string[]): Promise<ChildProcess> {
   for (let attempt = 1; ; attempt++) {
     const child = spawn(process.execPath, opsctlArgs('serve'), {
       env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', logs ? 'pipe' : 'ignore', 'inherit'],
     });
+    if (logs) {
+      let partial = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop()!;
+        logs.push(...lines.filter(Boolean));
+      });
+    }
     for (let i = 0; i < 300 && child.exitCode === null; i++) {
       try {
         if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return child;

@@ -5,6 +5,7 @@ import { requireAuth } from '../auth/auth-plugin.js';
 import { DateTime } from '../http/schemas.js';
 import { PlanLimitsSchema } from '../plans/catalogue.js';
 import { iso, monthOf } from '../shared/clock.js';
+import { monitorsOfOrg } from '../monitors/monitor-service.js';
 
 const QuotaDetailSchema = Type.Object(
   {
@@ -30,7 +31,7 @@ export function registerUsageRoutes(app: Api, ctx: AppContext): void {
       config: { scope: 'usage:read' },
       schema: {
         tags: ['usage'],
-        summary: "The organisation's quota usage in the current period",
+        summary: "The organisation's quota usage in the current period (storage, events and queries this month, monitors)",
         response: {
           200: Type.Object({ plan: Type.String(), period_start: DateTime(), period_end: DateTime(), quotas: Type.Array(Type.Ref(QuotaDetailSchema)) }),
         },
@@ -38,7 +39,9 @@ export function registerUsageRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenant, plan } = requireAuth(request);
-      return { plan, ...period(), quotas: await ctx.quotas.usage(tenant.orgId, plan) };
+      const [quotas, monitors] = await Promise.all([ctx.quotas.usage(tenant.orgId, plan), monitorsOfOrg(ctx.metadata.db, tenant.orgId)]);
+      // Monitors are counted, not metered: how many exist in the organisation against the plan's cap (DECISIONS.md §18).
+      return { plan, ...period(), quotas: [...quotas, { metric: 'monitors', used: monitors, limit: ctx.plans.limits(plan).monitors, cumulative: true }] };
     },
   );
 

@@ -20,8 +20,21 @@ describe('usage and billing', () => {
         ['storage_bytes', true, 250_000_000_000],
         ['events_month', false, 500_000_000],
         ['queries_month', false, 1_000_000],
+        ['monitors', true, 100],
       ],
     );
+  });
+
+  test("the monitors quota counts the organisation's monitors in every project and mode against the plan's cap", async () => {
+    const monitors = async (token?: string) => (await s.request('GET', '/usage', { token })).body.quotas.find((q: { metric: string }) => q.metric === 'monitors');
+    const before = (await monitors()).used;
+    for (const tenant of [s.tenants.a, s.tenants.aTest]) {
+      const created = await s.request('POST', '/monitors', { token: tenant.token, json: { name: `usage ${tenant.mode}`, kind: 'match', q: 'event:x', channel_ids: [] } });
+      assert.equal(created.status, 201, created.text);
+    }
+    assert.deepEqual(await monitors(), { metric: 'monitors', used: before + 2, limit: 100, cumulative: true });
+    // Organisation B (free plan) has none of A's, and its own cap.
+    assert.deepEqual(await monitors(s.tenants.b.token), { metric: 'monitors', used: 0, limit: 3, cumulative: true });
   });
 
   test('usage is per organisation: B sees its own plan and counters', async () => {

@@ -8,14 +8,15 @@ import { ApiError } from './api/errors';
 import { ErrorNote, Loading } from './components/notes';
 import { Link, navigate, useRoute, type Route } from './router';
 import { initialTarget, SessionProvider, type SessionState } from './session';
-import { SignIn } from './pages/sign-in';
-import { SetPassword } from './pages/set-password';
-import { ExplorerPage } from './pages/explorer';
-import { DatasetsPage } from './pages/datasets';
-import { MediaPage } from './pages/media';
-import { TokensPage } from './pages/tokens';
-import { MembersPage } from './pages/members';
-import { UsagePage } from './pages/usage';
+import { SignIn } from './pages/sign-in/sign-in-page';
+import { SetPassword } from './pages/sign-in/set-password-page';
+import { ExplorerPage } from './pages/explorer/explorer-page';
+import { DatasetsPage } from './pages/datasets/datasets-page';
+import { MediaPage } from './pages/media/media-page';
+import { TokensPage } from './pages/tokens/tokens-page';
+import { MembersPage } from './pages/members/members-page';
+import { UsagePage } from './pages/usage/usage-page';
+import { AlertsRoutes } from './pages/alerts';
 
 interface Page {
   path: string;
@@ -30,6 +31,7 @@ const pages: Page[] = [
   { path: '/tokens', title: 'Tokens', render: (route) => <TokensPage route={route} /> },
   { path: '/members', title: 'Members', render: (route) => <MembersPage route={route} /> },
   { path: '/usage', title: 'Usage', render: (route) => <UsagePage route={route} /> },
+  { path: '/alerts', title: 'Alerts', render: (route) => <AlertsRoutes route={route} /> },
 ];
 
 function pageOf(path: string): Page | undefined {
@@ -85,7 +87,10 @@ export function App(): JSX.Element {
   }
   if (phase.kind === 'loading') return <Loading what="the dashboard" />;
   if (phase.kind === 'signed-out') {
-    if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(route.path)}`);
+    // The page's query goes along (an explorer link's `q`, a monitor form's): after signing in the
+    // person lands on what they opened, not on its bare path.
+    const query = route.query.toString();
+    if (route.path !== '/sign-in') history.replaceState(null, '', `/dashboard/sign-in?next=${encodeURIComponent(query ? `${route.path}?${query}` : route.path)}`);
     return (
       <SignIn
         notice={phase.notice}

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { noBrowser, startDashboard, titled, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, password, startDashboard, titled, widths, type Dashboard } from './test-browser.js';
 
 describe('dashboard shell in Chromium: sign-in, switcher, sign-out', { skip: noBrowser }, () => {
   let d: Dashboard;
@@ -35,6 +35,22 @@ describe('dashboard shell in Chromium: sign-in, switcher, sign-out', { skip: noB
       await page.goto(`${d.url}${path}`);
       await page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
     }
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test("a link with a query (a notification's explorer link, a monitor form) survives signing in", async () => {
+    await d.member('linked@example.com', 'Developer');
+    const { context, page, problems } = await d.context();
+    const q = 'severity >= error AND source:"eu 1"';
+    await page.goto(`${d.url}/alerts/new?q=${encodeURIComponent(q)}`);
+    await page.getByRole('heading', { name: 'Sign in to opsplatform' }).waitFor();
+    await page.getByLabel('E-mail').pressSequentially('linked@example.com');
+    await page.getByLabel('Password').pressSequentially(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('sign-out').waitFor();
+    await page.waitForURL((u) => u.pathname === '/dashboard/alerts/new');
+    assert.equal(new URL(page.url()).searchParams.get('q'), q);
     assert.deepEqual(problems, []);
     await context.close();
   });

@@ -15,7 +15,11 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     assert.equal((await d.s.request('POST', '/datasets/game/ingest', { json: events })).body.ingested, 1234);
     const upload = await d.s.request('POST', '/media/base64', { json: { filename: 'big.png', content_type: 'image/png', data: sized('image/png', imageBytes).toString('base64') } });
     assert.equal(upload.status, 201, upload.text);
+    // One monitor of the free plan's 3 (the monitors bar counts them, not a monthly meter).
+    const monitor = await d.s.request('POST', '/monitors', { json: { name: 'kicks', kind: 'match', q: 'event:player.kick', channel_ids: [] } });
+    assert.equal(monitor.status, 201, monitor.text);
   });
+  const addMonitor = async (name: string) => assert.equal((await d.s.request('POST', '/monitors', { json: { name, kind: 'match', q: 'event:x', channel_ids: [] } })).status, 201);
   after(() => d?.close());
 
   const usage = async () => (await d.s.request('GET', '/usage')).body as { plan: string; quotas: Array<{ metric: string; used: number; limit: number | null }> };
@@ -24,7 +28,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
   const amount = (page: Page, metric: string) => meter(page, metric).getByTestId('amount').textContent();
   const barWidth = (page: Page, metric: string) => meter(page, metric).locator('.bar > span').evaluate((el) => (el as HTMLElement).style.width);
 
-  test('an Owner sees the plan, bars for storage, events and queries in human units, and the plan limits', async () => {
+  test('an Owner sees the plan, bars for storage, events, queries and monitors in human units, and the plan limits', async () => {
     await d.member('owner-usage@example.com', 'Owner');
     const { context, page, problems } = await d.context();
     await d.signIn(page, 'owner-usage@example.com', '/datasets');
@@ -44,6 +48,9 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     const queries = await used('queries_month');
     assert.equal(await amount(page, 'queries_month'), `${queries} of 10,000`);
     await meter(page, 'events_month').getByText('At the limit, ingest is refused with quota_exceeded (HTTP 402)').waitFor();
+    assert.equal(await amount(page, 'monitors'), '1 of 3');
+    assert.equal(await meter(page, 'monitors').getByRole('meter').getAttribute('aria-valuemax'), '3');
+    await meter(page, 'monitors').getByText('At the limit, creating a monitor is refused with quota_exceeded (HTTP 402)').waitFor();
 
     const limits = page.getByTestId('plan-limits');
     const limit = (what: string) => limits.getByRole('row').filter({ has: page.getByRole('rowheader', { name: what, exact: true }) }).locator('td.value').textContent();
@@ -55,6 +62,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     assert.equal(await limit('Live tail'), 'not included');
     assert.equal(await limit('Events per month'), '1,000,000');
     assert.equal(await limit('Queries per month'), '10,000');
+    assert.equal(await limit('Monitors'), '3');
     await d.screenshot(page, 'usage');
 
     // more events and media: Refresh shows them
@@ -70,6 +78,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     for (const name of ['second', 'third']) assert.equal((await d.s.request('POST', '/datasets', { json: { name } })).status, 201);
     const { orgId } = d.s.tenants.a;
     await d.s.server.ctx.quotas.consume(orgId, 'free', 'events_month', 1_000_000 - (await used('events_month')));
+    for (const name of ['second monitor', 'third monitor']) await addMonitor(name);
     const { context, page, problems } = await d.context();
     await d.signIn(page, 'admin-usage@example.com', '/usage');
     await page.getByTestId('project-datasets').filter({ hasText: 'this project has 3 in live mode' }).waitFor();
@@ -78,6 +87,9 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     assert.equal(await meter(page, 'events_month').locator('.bar.over').count(), 1);
     await meter(page, 'events_month').getByText('Limit reached: refused until').waitFor();
     assert.equal(await meter(page, 'storage_bytes').locator('.bar.over').count(), 0);
+    assert.equal(await amount(page, 'monitors'), '3 of 3');
+    await meter(page, 'monitors').getByText('Limit reached: new monitors are refused until one is deleted').waitFor();
+    assert.equal((await d.s.request('POST', '/monitors', { json: { name: 'fourth', kind: 'match', q: 'event:x', channel_ids: [] } })).body.error.code, 'quota_exceeded');
     await d.screenshot(page, 'usage-limits');
 
     // the refusal where it happens names the metric and the numbers, and links here
@@ -126,6 +138,7 @@ describe('usage and plan page in Chromium: quota bars, plan limits, the limits r
     await d.signIn(page, 'phone-usage@example.com', '/usage');
     await page.getByTestId('project-datasets').waitFor();
     await meter(page, 'queries_month').waitFor();
+    await meter(page, 'monitors').waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the usage page overflows at 390 px');
     await d.screenshot(page, 'usage');
     assert.deepEqual(unexpected(problems), []);

@@ -9,6 +9,9 @@ import type { NotificationService } from '../../notifications/notification-servi
 import type { PublicUrls } from '../../app/public-urls.js';
 import { sendMonitorTest } from '../test-notification.js';
 import { toMonitorView } from '../monitor.js';
+import type { MonitorStatuses } from '../status.js';
+import type { MonitorsTable } from '../tables.js';
+import type { Tenant } from '../../tenancy/tenant.js';
 import { CreateMonitorBody, IdParams, MonitorSchema, PatchMonitorBody } from './schemas.js';
 
 const tags = ['monitors'];
@@ -18,12 +21,16 @@ export function registerMonitorRoutes(
   v1: Api,
   ctx: AppContext,
   monitors: MonitorService,
+  statuses: MonitorStatuses,
   test: { notifications: Pick<NotificationService, 'enqueue'>; urls: PublicUrls },
 ): void {
+  // Every answer that is a Monitor carries its status (status.ts), read after the change.
+  const withStatus = async (tenant: Tenant, row: MonitorsTable) => ({ ...toMonitorView(row), status: await statuses.one(tenant, row) });
+
   v1.post(
     '/monitors',
     {
-      config: { scope: 'monitors:write' },
+      config: { scope: 'monitors:write', idempotency: 'body' },
       schema: {
         tags,
         summary: 'Create a threshold or match monitor',
@@ -34,7 +41,7 @@ export function registerMonitorRoutes(
     },
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
-      return reply.code(201).send(toMonitorView(await monitors.create(tenant, plan, request.body)));
+      return reply.code(201).send(await withStatus(tenant, await monitors.create(tenant, plan, request.body)));
     },
   );
 
@@ -44,7 +51,7 @@ export function registerMonitorRoutes(
       config: { scope: 'monitors:read' },
       schema: {
         tags,
-        summary: "List this project's monitors, newest first",
+        summary: "List this project's monitors, newest first, each with its status",
         querystring: PageQuery,
         response: { 200: Type.Object({ monitors: Type.Array(Type.Ref(MonitorSchema)), next_cursor: Type.String(), has_more: Type.Boolean() }) },
       },
@@ -55,14 +62,19 @@ export function registerMonitorRoutes(
       const page = ctx.paginator.request(request.query, 'monitors', owner);
       const rows = await monitors.list(tenant, page);
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, 'monitors', owner, (m) => [m.created_at, m.id]);
-      return { monitors: items.map(toMonitorView), next_cursor: nextCursor, has_more: hasMore };
+      // The page's statuses in one query per store, not one per monitor.
+      const status = await statuses.of(tenant, items);
+      return { monitors: items.map((m) => ({ ...toMonitorView(m), status: status.get(m.id)! })), next_cursor: nextCursor, has_more: hasMore };
     },
   );
 
   v1.get(
     '/monitors/:id',
-    { config: { scope: 'monitors:read' }, schema: { tags, summary: 'Get a monitor', params: IdParams, response: { 200: Type.Ref(MonitorSchema) } } },
-    async (request) => toMonitorView(await monitors.get(requireAuth(request).tenant, request.params.id)),
+    { config: { scope: 'monitors:read' }, schema: { tags, summary: 'Get a monitor with its status', params: IdParams, response: { 200: Type.Ref(MonitorSchema) } } },
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      return withStatus(tenant, await monitors.get(tenant, request.params.id));
+    },
   );
 
   v1.patch(
@@ -77,7 +89,10 @@ export function registerMonitorRoutes(
         response: { 200: Type.Ref(MonitorSchema) },
       },
     },
-    async (request) => toMonitorView(await monitors.update(requireAuth(request).tenant, request.params.id, request.body)),
+    async (request) => {
+      const { tenant } = requireAuth(request);
+      return withStatus(tenant, await monitors.update(tenant, request.params.id, request.body));
+    },
   );
 
   v1.delete(

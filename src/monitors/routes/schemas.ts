@@ -31,6 +31,26 @@ const writable = {
 export const CreateMonitorBody = Type.Object(writable, { additionalProperties: false });
 export const PatchMonitorBody = Type.Partial(Type.Object(writable), { additionalProperties: false });
 
+const NullableTime = (description: string) => Type.Union([DateTime(), Type.Null()], { description });
+
+/** status.ts's MonitorStatus: read-only, the same in the list and in GET /monitors/{id} (docs/monitors.md "Status"). */
+export const MonitorStatusSchema = Type.Object(
+  {
+    state: Type.Union([Type.Literal('firing'), Type.Literal('pending'), Type.Literal('no_data'), Type.Literal('ok'), Type.Literal('watching')], {
+      description:
+        'threshold: the worst of its groups, firing > pending > no_data > ok (no_data: no group had a value at the last evaluation, or it was not evaluated yet); ' +
+        'match: watching. A mute does not change it (see muted_until)',
+    }),
+    groups_firing: Type.Integer({ minimum: 0, description: 'threshold: groups firing now (match: 0)' }),
+    last_value: Type.Union([Type.Number(), Type.Null()], { description: "threshold: the last evaluation's value, the highest over the groups; null without one" }),
+    last_evaluated_at: NullableTime('threshold: when it was last evaluated; null before the first evaluation (and for a match monitor)'),
+    next_evaluation_at: NullableTime('threshold: when the scheduler evaluates it next (past: due at the next tick); null for a match monitor'),
+    last_match_at: NullableTime('match: not stored yet, always null'),
+    last_notified_at: NullableTime('when it last stored a firing or resolved notification for its channels (tests left out)'),
+  },
+  { additionalProperties: false, readOnly: true, description: 'computed, read-only (not a field of POST or PATCH)' },
+);
+
 export const MonitorSchema = Type.Object(
   {
     id: Type.String({ description: 'mon_<ULID>' }),
@@ -39,6 +59,7 @@ export const MonitorSchema = Type.Object(
     notify_on_resolve: Type.Boolean(),
     created_at: DateTime(),
     updated_at: DateTime(),
+    status: MonitorStatusSchema,
   },
   { $id: 'Monitor' },
 );

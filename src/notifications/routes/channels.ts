@@ -14,7 +14,7 @@ export function registerChannelRoutes(v1: Api, ctx: AppContext, channels: Channe
   v1.post(
     '/channels',
     {
-      config: { scope: 'monitors:write' },
+      config: { scope: 'monitors:write', idempotency: 'body' },
       schema: {
         tags,
         summary: 'Create a notification channel (a webhook channel\'s signing secret is shown once)',

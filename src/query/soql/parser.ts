@@ -189,7 +189,11 @@ class Parser {
     }
     const close = this.peek();
     if (close.kind !== 'rparen') {
-      const what = fn === 'count' ? "count() takes no field: write count(), or count_distinct(f) for distinct values" : `expected ')' to close ${fn}(…), found ${describe(this.q, close)}`;
+      // `count(` at the end is an unfinished call, not a field given to count.
+      const what =
+        fn === 'count' && close.kind !== 'eof'
+          ? "count() takes no field: write count(), or count_distinct(f) for distinct values"
+          : `expected ')' to close ${fn}(…), found ${describe(this.q, close)}`;
       throw this.error(close.kind === 'eof' ? this.q.length : close.pos, what);
     }
     this.take(close);

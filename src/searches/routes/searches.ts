@@ -16,7 +16,7 @@ export function registerSearchRoutes(v1: Api, ctx: AppContext, searches: SavedSe
   v1.post(
     '/searches',
     {
-      config: { scope: 'logs:write' },
+      config: { scope: 'logs:write', idempotency: 'body' },
       schema: { tags, operationId: 'createSavedSearch', summary: 'Save a search (a SOQL query and an optional time range)', body: CreateSavedSearchBody, response: { 201: Type.Ref(SavedSearchSchema) } },
     },
     async (request, reply) => reply.code(201).send(toSavedSearchView(await searches.create(requireAuth(request).tenant, request.body))),

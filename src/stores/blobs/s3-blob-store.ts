@@ -65,9 +65,6 @@ export class S3BlobStore implements BlobStore {
   private readonly where: string;
 
   constructor(readonly options: S3BlobStoreOptions) {
-    // The SDK warns once per process that its releases after January 2027 need Node 22; the
-    // version in package-lock.json runs on Node 20 (docs/dependencies.md).
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.bucket = options.bucket;
     this.where = `the S3 store (bucket "${options.bucket}" at ${options.endpoint ?? `AWS ${options.region}`})`;
     this.client = new S3Client({

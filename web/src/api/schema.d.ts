@@ -128,7 +128,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organisation's quota usage in the current period
+         * The organisation's quota usage in the current period (storage, events and queries this month, monitors)
          * @description Requires scope `usage:read`.
          */
         get: operations["getUsage"];
@@ -678,7 +678,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List this project's monitors, newest first
+         * List this project's monitors, newest first, each with its status
          * @description Requires scope `monitors:read`.
          */
         get: operations["listMonitors"];
@@ -704,7 +704,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a monitor
+         * Get a monitor with its status
          * @description Requires scope `monitors:read`.
          */
         get: operations["getMonitor"];
@@ -1046,6 +1046,23 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description computed, read-only (not a field of POST or PATCH) */
+            readonly status: {
+                /** @description threshold: the worst of its groups, firing > pending > no_data > ok (no_data: no group had a value at the last evaluation, or it was not evaluated yet); match: watching. A mute does not change it (see muted_until) */
+                state: "firing" | "pending" | "no_data" | "ok" | "watching";
+                /** @description threshold: groups firing now (match: 0) */
+                groups_firing: number;
+                /** @description threshold: the last evaluation's value, the highest over the groups; null without one */
+                last_value: number | null;
+                /** @description threshold: when it was last evaluated; null before the first evaluation (and for a match monitor) */
+                last_evaluated_at: string | null;
+                /** @description threshold: when the scheduler evaluates it next (past: due at the next tick); null for a match monitor */
+                next_evaluation_at: string | null;
+                /** @description match: not stored yet, always null */
+                last_match_at: string | null;
+                /** @description when it last stored a firing or resolved notification for its channels (tests left out) */
+                last_notified_at: string | null;
+            };
         };
         SavedSearch: {
             /** @description ss_<ULID> */
@@ -3059,7 +3076,10 @@ export interface operations {
     createChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3398,7 +3418,10 @@ export interface operations {
     createMonitor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3860,7 +3883,10 @@ export interface operations {
     createSavedSearch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

@@ -11,6 +11,7 @@ export const metricNames: Record<string, string> = {
   events_month: 'Events this month',
   queries_month: 'Queries this month',
   datasets: 'Datasets',
+  monitors: 'Monitors',
 };
 
 /** A metric's amount in its unit: bytes for storage, counts for the rest. */

@@ -11,6 +11,7 @@ import * as filesDeleted from './0009-files-deleted.js';
 import * as notifications from './0010-notifications.js';
 import * as monitors from './0011-monitors.js';
 import * as savedSearches from './0012-saved-searches.js';
+import * as monitorEvaluated from './0013-monitor-evaluated.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010-notifications': notifications,
   '0011-monitors': monitors,
   '0012-saved-searches': savedSearches,
+  '0013-monitor-evaluated': monitorEvaluated,
 };
