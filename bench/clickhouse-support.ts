@@ -155,7 +155,7 @@ export class ClickHouseHosts {
 
 /**
  * Generates the events of bench:query's DuckDB generator straight into ClickHouse: for each i of
- * [from, to), the same tenant (every 10th the other), dataset (i % 3), ts spacing (60 ms),
+ * [from, to), the same tenant (every 10th the other), dataset (i % 3), ts spacing (60 ms, or `spacingMs`),
  * severity (a hash of i, mod 5), event, actor, source, message and payload
  * `{"map":…,"ping":(i*7919)%400,"round":i%30}`, with the payload's flattened columns as
  * payload-paths.ts's flattenPayload writes them. Each host inserts into its MergeTree table the
@@ -166,12 +166,14 @@ export class ClickHouseHosts {
  */
 export async function generateEvents(
   hosts: ClickHouseHosts,
-  options: { from: number; to: number; tenantKey: string; otherKey: string; datasetIds: readonly string[]; base: number },
+  options: { from: number; to: number; tenantKey: string; otherKey: string; datasetIds: readonly string[]; base: number; spacingMs?: number },
 ): Promise<void> {
   const q = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const [d0, d1, d2] = options.datasetIds.map(q);
   const shards = hosts.clients.length;
   const step = 2_000_000;
+  /** ms between events: 60 (bench:query's), or bench:monitors' 24 h over the count */
+  const spacing = options.spacingMs ?? 60;
   for (let from = options.from; from < options.to; from += step) {
     const count = Math.min(options.to, from + step) - from;
     await Promise.all(
@@ -188,10 +190,10 @@ export async function generateEvents(
              SELECT number AS i,
                if(i % 10 = 9, ${q(options.otherKey)}, ${q(options.tenantKey)}) AS tenant,
                [${d0}, ${d1}, ${d2}][i % 3 + 1] AS dataset_id,
-               toInt64(${options.base} + i * 60) AS ts,
+               toInt64(${options.base} + floor(i * ${spacing})) AS ts,
                toString(generateUUIDv4()) AS event_id,
                toUInt64(0) AS seq,
-               toInt64(${options.base} + i * 60 + 5) AS ingested_at,
+               toInt64(${options.base} + floor(i * ${spacing}) + 5) AS ingested_at,
                toUInt8(cityHash64(i) % 5) AS severity,
                concat('evt.', toString(i % 50)) AS event,
                if(i % 7 = 0, NULL, concat('player-', toString(i % 10000))) AS actor,

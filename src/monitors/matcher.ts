@@ -12,6 +12,7 @@ import { durationMs } from './durations.js';
 import { explorerUrl } from './explorer-url.js';
 import { defaults, parseMatchQuery } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
+import { guardIndex, matchGuard, type MatchGuard } from './match-guard.js';
 
 /**
  * Match monitors on the write path (DECISIONS.md §18 `kind: "match"`, docs/monitors.md). Every
@@ -34,6 +35,8 @@ interface CompiledMonitor {
   row: MonitorsTable;
   query: SoqlQuery;
   predicate: EventPredicate;
+  /** An equality the monitor's events must meet, looked up per event instead of running the predicate on all (match-guard.ts). */
+  guard: MatchGuard | undefined;
   groupMs: number;
   channelIds: string[];
 }
@@ -124,7 +127,7 @@ export class MatchEvaluator {
       const monitors = rows.flatMap((row): CompiledMonitor[] => {
         try {
           const query = parseMatchQuery(row.q);
-          return [{ row, query, predicate: compilePredicate(query, { now }), groupMs: durationMs(row.group_window ?? defaults.group_window) ?? 60_000, channelIds: JSON.parse(row.channel_ids) as string[] }];
+          return [{ row, query, predicate: compilePredicate(query, { now }), guard: matchGuard(query), groupMs: durationMs(row.group_window ?? defaults.group_window) ?? 60_000, channelIds: JSON.parse(row.channel_ids) as string[] }];
         } catch (error) {
           this.deps.log.warn({ err: error, monitor_id: row.id }, 'monitors: a match monitor could not be compiled; it is skipped');
           return [];
@@ -156,9 +159,26 @@ export class MatchEvaluator {
       if (dataset === undefined) continue;
       stored.push({ seq: 0, event_id: e.eventId, ts: e.ts, ingested_at: now, dataset, severity: e.severity, event: e.event, actor: e.actor, source: e.source, message: e.message, payloadJson: e.payload, bytes_raw: e.bytesRaw });
     }
+    // A guarded monitor's predicate runs only on the events whose guarded field has its value;
+    // the others' on every event. Hits keep the events' order.
+    const index = guardIndex(live);
+    const hits = new Map<CompiledMonitor, StoredEvent[]>();
+    const hit = (monitor: CompiledMonitor, e: StoredEvent) => {
+      const list = hits.get(monitor);
+      if (list) list.push(e);
+      else hits.set(monitor, [e]);
+    };
+    for (const e of stored) {
+      for (const field of index.fields) {
+        const value = field.read(e);
+        const candidates = typeof value === 'string' ? field.byValue.get(value) : undefined;
+        if (candidates) for (const monitor of candidates) if (monitor.predicate(e)) hit(monitor, e);
+      }
+      for (const monitor of index.unguarded) if (monitor.predicate(e)) hit(monitor, e);
+    }
     for (const monitor of live) {
-      const hits = stored.filter((e) => monitor.predicate(e));
-      if (hits.length) this.matched(tenant, monitor, hits, now);
+      const found = hits.get(monitor);
+      if (found) this.matched(tenant, monitor, found, now);
     }
   }
 

@@ -15,7 +15,7 @@ import type { StoredEvent } from '../../stores/events/event-record.js';
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime, type PayloadReadings } from './literals.js';
-import { compareCodePoints, foldCase, wildcardMatch } from './text.js';
+import { compareCodePoints, foldCase, wildcardMatcher } from './text.js';
 
 export interface PredicateContext {
   /** epoch milliseconds that `now` and relative times resolve against */
@@ -36,9 +36,9 @@ export type EventPredicate = (e: StoredEvent | MemoryEvent) => boolean;
 const UNREADABLE_BY_DUCKDB = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
 export const duckDbCannotRead = (payloadJson: string): boolean => UNREADABLE_BY_DUCKDB.test(payloadJson);
 
-/** A stored event's payload is parsed on first use, once, whatever the number of sessions. */
+/** A stored event's payload is parsed on first use, once, whatever the number of sessions (or match monitors: matcher.ts reads it too). */
 const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
-function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
+export function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
   const key = 'payload' in ev ? ev.payload : ev;
   let payload = parsedPayloads.get(key);
   if (!payload) {
@@ -61,11 +61,18 @@ function compile(e: Expr, now: number): EventPredicate {
   switch (e.type) {
     case 'and': {
       const parts = e.items.map((i) => compile(i, now));
-      return (ev) => parts.every((p) => p(ev));
+      // Loops rather than every/some: a closure less per event and term (match monitors run these per event).
+      return (ev) => {
+        for (let i = 0; i < parts.length; i++) if (!parts[i]!(ev)) return false;
+        return true;
+      };
     }
     case 'or': {
       const parts = e.items.map((i) => compile(i, now));
-      return (ev) => parts.some((p) => p(ev));
+      return (ev) => {
+        for (let i = 0; i < parts.length; i++) if (parts[i]!(ev)) return true;
+        return false;
+      };
     }
     case 'not': {
       const inner = compile(e.expr, now);
@@ -141,7 +148,9 @@ const numSign = (a: number, b: number): number => (a < b ? -1 : a > b ? 1 : 0);
 /** `:` on text: contains, or a whole-field wildcard for a bare value with `*`; case-insensitive. */
 function textMatcher(text: string, quoted: boolean): (s: string) => boolean {
   const folded = foldCase(text);
-  return isWildcard(text, quoted) ? (s) => wildcardMatch(foldCase(s), folded) : (s) => foldCase(s).includes(folded);
+  if (!isWildcard(text, quoted)) return (s) => foldCase(s).includes(folded);
+  const matches = wildcardMatcher(folded);
+  return (s) => matches(foldCase(s));
 }
 
 function compareTest(field: FieldRef, op: CompareOp, value: Value, now: number): EventPredicate {

@@ -41,19 +41,30 @@ export function compareCodePoints(a: string, b: string): number {
  * O(text × pattern) at worst: no regular expression, so no backtracking blow-up.
  */
 export function wildcardMatch(text: string, pattern: string): boolean {
+  return wildcardMatcher(pattern)(text);
+}
+
+/**
+ * `wildcardMatch` with the pattern split once: the test of one pattern against many texts (live
+ * tail and match monitors run it per event; splitting per call was a fifth of a match monitor's CPU).
+ */
+export function wildcardMatcher(pattern: string): (text: string) => boolean {
   const parts = pattern.split('*');
-  if (parts.length === 1) return text === pattern;
+  if (parts.length === 1) return (text) => text === pattern;
   const first = parts[0]!;
   const last = parts[parts.length - 1]!;
-  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;
-  const end = text.length - last.length;
-  let pos = first.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i]!;
-    if (part === '') continue;
-    const at = text.indexOf(part, pos);
-    if (at < 0 || at + part.length > end) return false;
-    pos = at + part.length;
-  }
-  return true;
+  const middle = parts.slice(1, -1).filter((part) => part !== '');
+  const fixed = first.length + last.length;
+  return (text) => {
+    if (text.length < fixed || !text.startsWith(first) || !text.endsWith(last)) return false;
+    const end = text.length - last.length;
+    let pos = first.length;
+    for (let i = 0; i < middle.length; i++) {
+      const part = middle[i]!;
+      const at = text.indexOf(part, pos);
+      if (at < 0 || at + part.length > end) return false;
+      pos = at + part.length;
+    }
+    return true;
+  };
 }
