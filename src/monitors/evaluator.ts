@@ -141,17 +141,25 @@ export class Evaluator {
    */
   private async commit(row: MonitorsTable, now: number, writes: Write[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const fenced = await trx
-        .updateTable('monitors')
-        .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
-        .where('id', '=', row.id)
-        .where('lease_owner', '=', this.owner)
-        .where('updated_at', '=', row.updated_at)
-        .executeTakeFirst();
-      if (Number(fenced.numUpdatedRows) !== 1) return false;
+      if (!(await this.advance(trx, row, now))) return false;
       for (const write of writes) await write(trx);
       return true;
     });
+  }
+
+  /**
+   * Moves the monitor to its next interval and frees the lease, only if the lease is still ours
+   * and the monitor unchanged since it was read (the fence of commit and release); whether it did.
+   */
+  private async advance(db: Kysely<Database>, row: MonitorsTable, now: number): Promise<boolean> {
+    const moved = await db
+      .updateTable('monitors')
+      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
+      .where('id', '=', row.id)
+      .where('lease_owner', '=', this.owner)
+      .where('updated_at', '=', row.updated_at)
+      .executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 1;
   }
 
   /**
@@ -159,14 +167,7 @@ export class Evaluator {
    * ours; a monitor changed meanwhile keeps the due time its change gave it).
    */
   private async release(row: MonitorsTable, now: number): Promise<void> {
-    const moved = await this.db
-      .updateTable('monitors')
-      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
-      .where('id', '=', row.id)
-      .where('lease_owner', '=', this.owner)
-      .where('updated_at', '=', row.updated_at)
-      .executeTakeFirst();
-    if (Number(moved.numUpdatedRows) !== 1) await this.freeLease(row);
+    if (!(await this.advance(this.db, row, now))) await this.freeLease(row);
   }
 
   /** Frees the lease if it is still ours, leaving the due time as it is; whether it was ours. */
