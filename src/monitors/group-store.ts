@@ -10,8 +10,9 @@ import './tables.js';
 export interface GroupSummary {
   firing: number;
   pending: number;
-  /** The highest value over the groups (null when none has one). */
-  lastValue: number | null;
+  /** The highest and the lowest value over the groups (null when none has one). */
+  highest: number | null;
+  lowest: number | null;
 }
 
 /** The state of a monitor's groups and the history of their changes, through scoped(); writes in `db` when it is the evaluation's transaction. */
@@ -60,12 +61,14 @@ export class GroupStore {
         'monitor_id',
         eb.fn.sum<number | string>(sql<number>`case when state = 'firing' then 1 else 0 end`).as('firing'),
         eb.fn.sum<number | string>(sql<number>`case when state = 'pending' then 1 else 0 end`).as('pending'),
-        eb.fn.max('last_value').as('last_value'),
+        eb.fn.max('last_value').as('highest'),
+        eb.fn.min('last_value').as('lowest'),
       ])
       .where('monitor_id', 'in', [...monitorIds])
       .groupBy('monitor_id')
       .execute();
-    for (const r of rows) byMonitor.set(r.monitor_id, { firing: Number(r.firing), pending: Number(r.pending), lastValue: r.last_value === null ? null : Number(r.last_value) });
+    const number = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    for (const r of rows) byMonitor.set(r.monitor_id, { firing: Number(r.firing), pending: Number(r.pending), highest: number(r.highest), lowest: number(r.lowest) });
     return byMonitor;
   }
 

@@ -105,6 +105,14 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     await s.request('DELETE', `/monitors/${id}`);
   });
 
+  test('by source with a condition `<`: the value shown is the lowest group, the one nearest to firing', async () => {
+    const { id } = await create({ q: 'event == "s4" stats count() by source', condition: { op: '<', value: 5 }, window: '5m' });
+    await ingest('s4', { 'eu-1': 7, 'eu-2': 3, 'us-1': 9 });
+    await evaluate(0);
+    assert.deepEqual(await status(id).then((x) => [x.state, x.groups_firing, x.last_value]), ['firing', 1, 3]);
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
   test('without by: firing with its value, then ok with the value 0 once the count falls; pending while `for` runs', async () => {
     const { id } = await create({ q: 'event == "s2" stats count()', condition: { op: '>', value: 5 } });
     await ingest('s2', { a: 6 });

@@ -16,7 +16,10 @@ export interface MonitorStatus {
    */
   state: 'firing' | 'pending' | 'no_data' | 'ok' | 'watching';
   groups_firing: number;
-  /** The last evaluation's value (the highest over the groups); null without one. */
+  /**
+   * The last evaluation's value: over several groups, the one nearest to firing — the highest for
+   * a condition `>`/`>=`, the lowest for `<`/`<=`; null without one.
+   */
   last_value: number | null;
   last_evaluated_at: string | null;
   /** When the scheduler evaluates it next (in the past: due, taken at the next tick). */
@@ -49,12 +52,13 @@ export class MonitorStatuses {
         statuses.set(row.id, { state: 'watching', groups_firing: 0, last_value: null, last_evaluated_at: null, next_evaluation_at: null, last_match_at: null, last_notified_at });
         continue;
       }
-      const g = groups.get(row.id) ?? { firing: 0, pending: 0, lastValue: null };
-      const state = g.firing > 0 ? 'firing' : g.pending > 0 ? 'pending' : g.lastValue === null ? 'no_data' : 'ok';
+      const g = groups.get(row.id) ?? { firing: 0, pending: 0, highest: null, lowest: null };
+      const lastValue = row.condition_op === '<' || row.condition_op === '<=' ? g.lowest : g.highest;
+      const state = g.firing > 0 ? 'firing' : g.pending > 0 ? 'pending' : lastValue === null ? 'no_data' : 'ok';
       statuses.set(row.id, {
         state,
         groups_firing: g.firing,
-        last_value: g.lastValue,
+        last_value: lastValue,
         last_evaluated_at: row.last_eval_at,
         next_evaluation_at: nextEvaluation(row, now),
         last_match_at: null,

@@ -42,7 +42,7 @@ export const MonitorStatusSchema = Type.Object(
         'match: watching. A mute does not change it (see muted_until)',
     }),
     groups_firing: Type.Integer({ minimum: 0, description: 'threshold: groups firing now (match: 0)' }),
-    last_value: Type.Union([Type.Number(), Type.Null()], { description: "threshold: the last evaluation's value, the highest over the groups; null without one" }),
+    last_value: Type.Union([Type.Number(), Type.Null()], { description: "threshold: the last evaluation's value; over several groups the one nearest to firing (the highest for > and >=, the lowest for < and <=); null without one" }),
     last_evaluated_at: NullableTime('threshold: when it was last evaluated; null before the first evaluation (and for a match monitor)'),
     next_evaluation_at: NullableTime('threshold: when the scheduler evaluates it next (past: due at the next tick); null for a match monitor'),
     last_match_at: NullableTime('match: not stored yet, always null'),

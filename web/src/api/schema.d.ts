@@ -1052,7 +1052,7 @@ export interface components {
                 state: "firing" | "pending" | "no_data" | "ok" | "watching";
                 /** @description threshold: groups firing now (match: 0) */
                 groups_firing: number;
-                /** @description threshold: the last evaluation's value, the highest over the groups; null without one */
+                /** @description threshold: the last evaluation's value; over several groups the one nearest to firing (the highest for > and >=, the lowest for < and <=); null without one */
                 last_value: number | null;
                 /** @description threshold: when it was last evaluated; null before the first evaluation (and for a match monitor) */
                 last_evaluated_at: string | null;
