@@ -67,7 +67,7 @@ export function AlertsPage(): JSX.Element {
         </button>
       )}
       <p class="muted small">
-        A threshold monitor's state is the worst of its groups' (firing, pending, no data, ok) at its last evaluation, and the last value the highest of its groups'; it is
+        A threshold monitor's state is the worst of its groups' (firing, pending, no data, ok) at its last evaluation, and the last value its group's nearest to firing; it is
         evaluated every <em>every</em>. A match monitor watches every ingest and notifies each match. The list is read again every 15 s.
       </p>
       <ChannelsSection write={write} />
