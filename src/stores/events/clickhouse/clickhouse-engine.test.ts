@@ -16,6 +16,7 @@ import type { Tenant } from '../../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
+import { clickhouseEventColumns } from './clickhouse-schema.js';
 import { TcpProxy } from '../../../cluster/test-services.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
@@ -79,6 +80,18 @@ describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
 
   test('the dialect is ClickHouse', async () => {
     assert.equal(await store.dialect(), 'clickhouse');
+  });
+
+  test("the tables ClickHouse holds are the one description's (event-columns.ts), column for column", async () => {
+    const { database, cluster } = parseClickHouseUrl(url);
+    for (const table of cluster ? ['events_local', 'events'] : ['events']) {
+      const described = await sql(url, `DESCRIBE TABLE ${database}.${table}`);
+      assert.deepEqual(
+        described.map((c) => [c.name, c.type]),
+        clickhouseEventColumns.map((c) => [c.name, c.type]),
+        table,
+      );
+    }
   });
 
   test('keyset pages, newest first, complete across time windows from next week to 2001', async () => {

@@ -22,16 +22,14 @@ import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
-import { mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
+import { clickhouseEventColumns, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
 
 /** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
 const eventColumns = 'seq, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
 
 /** The columns of a load's INSERT, in the order the RowBinary rows are written (load). */
-const insertColumns =
-  'tenant, dataset_id, ts, event_id, seq, ingested_at, severity, event, actor, source, message, payload, bytes_raw, ' +
-  'payload_paths, payload_types, payload_text, payload_numbers, payload_json';
+const insertColumns = clickhouseEventColumns.map((c) => c.name).join(', ');
 
 interface EventRow {
   seq: string;

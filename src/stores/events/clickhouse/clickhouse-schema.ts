@@ -18,6 +18,8 @@
  * `event_loader` (first host only is read) holds the write-ahead log position loaded so far.
  */
 
+import { columnIndex, eventColumnList } from '../event-columns.js';
+
 export interface SchemaLayout {
   database: string;
   cluster: string | undefined;
@@ -26,25 +28,24 @@ export interface SchemaLayout {
 /** The MergeTree table holding rows on a host: `events` alone, `events_local` in a cluster. */
 export const mergeTreeTable = (layout: SchemaLayout): string => (layout.cluster ? 'events_local' : 'events');
 
-export const eventsColumnsDdl = `
-  tenant String,
-  dataset_id String,
-  ts Int64,
-  event_id String,
-  seq UInt64,
-  ingested_at Int64,
-  severity UInt8,
-  event String,
-  actor Nullable(String),
-  source Nullable(String),
-  message String,
-  payload String,
-  bytes_raw Int32,
-  payload_paths Array(String),
-  payload_types Array(UInt8),
-  payload_text Array(String),
-  payload_numbers Array(Float64),
-  payload_json Array(String)`;
+/**
+ * The events table's columns in ClickHouse, in its order (tables created since the first
+ * version have it, and loads write RowBinary rows in it): the description's columns with their
+ * ClickHouse types (event-columns.ts), then the payload flattened (payload-paths.ts).
+ */
+export const clickhouseEventColumns: ReadonlyArray<{ name: string; type: string }> = [
+  ...(['tenant', 'dataset_id', 'ts', 'event_id', 'seq', 'ingested_at', 'severity', 'event', 'actor', 'source', 'message', 'payload', 'bytes_raw'] as const).map((name) => ({
+    name,
+    type: eventColumnList[columnIndex[name]]!.clickhouse,
+  })),
+  { name: 'payload_paths', type: 'Array(String)' },
+  { name: 'payload_types', type: 'Array(UInt8)' },
+  { name: 'payload_text', type: 'Array(String)' },
+  { name: 'payload_numbers', type: 'Array(Float64)' },
+  { name: 'payload_json', type: 'Array(String)' },
+];
+
+export const eventsColumnsDdl = `\n${clickhouseEventColumns.map((c) => `  ${c.name} ${c.type}`).join(',\n')}`;
 
 /** Migrations in order; each gives the statements one host runs (identifiers are validated names). */
 export const migrations: ReadonlyArray<{ version: number; what: string; statements: (layout: SchemaLayout) => string[] }> = [
