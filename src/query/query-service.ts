@@ -23,7 +23,7 @@ import {
   planStats,
   statsRowLimit,
   decodeGroupValue,
-  dialectFalse,
+  withinDatasets,
   parseSoql,
   printField,
   printSoql,
@@ -101,7 +101,6 @@ async function bounded<T>(read: Promise<T>): Promise<T> {
 }
 
 /** Placeholders for `dataset_id IN (…)`. */
-const inList = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
@@ -133,10 +132,7 @@ export class QueryService {
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
     const compiled = compileFilter(query, { now, datasetIds }, dialect);
-    const ids = [...datasetIds.values()];
-    const filter = ids.length
-      ? { where: `dataset_id IN (${inList(ids.length)}) AND (${compiled.where})`, params: [...ids, ...compiled.params] }
-      : { where: dialectFalse(dialect), params: [] };
+    const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
 
     if (query.stats) {
       const stats = query.stats;
@@ -166,7 +162,7 @@ export class QueryService {
         this.deps.store.aggregate(tenant, {
           filter,
           key: compileGroupKey(field, dialect),
-          limit: isDataset ? Math.max(maxGroups, ids.length) : maxGroups,
+          limit: isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups,
         }),
       );
       let groups = rows.map((r) => ({ value: decodeGroupValue(field, r.key, names), count: r.count }));

@@ -44,8 +44,9 @@ export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duck
 export { compileClickHouseFilter } from './clickhouse.js';
 export { compileClickHouseGroupKey } from './clickhouse-group.js';
 
-/** The SQL an events engine speaks. */
-export type SqlDialect = 'duckdb' | 'clickhouse';
+/** The SQL an events engine speaks (declared by the engine, event-store.ts). */
+export type { SqlDialect } from '../../stores/events/event-store.js';
+import type { SqlDialect } from '../../stores/events/event-store.js';
 
 /** The query's filter in the dialect's SQL (not_found for a dataset the map lacks). */
 export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: SqlDialect): { where: string; params: SqlParam[] } {
@@ -65,6 +66,15 @@ export function compileGroupKey(field: FieldRef, dialect: SqlDialect): CompiledG
     case 'clickhouse':
       return compileClickHouseGroupKey(field);
   }
+}
+
+/**
+ * A compiled filter restricted to the datasets `ids` (the tenant's active ones): an event of an
+ * archived or unknown dataset is never read. No dataset: a filter that matches nothing.
+ */
+export function withinDatasets(filter: { where: string; params: SqlParam[] }, ids: readonly string[], dialect: SqlDialect): { where: string; params: SqlParam[] } {
+  if (!ids.length) return { where: dialectFalse(dialect), params: [] };
+  return { where: `dataset_id IN (${ids.map(() => '?').join(', ')}) AND (${filter.where})`, params: [...ids, ...filter.params] };
 }
 
 /** The dialect's constant for "matches nothing" (ClickHouse 18.16 has no FALSE). */

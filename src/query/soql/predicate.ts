@@ -16,6 +16,7 @@ import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime, type PayloadReadings } from './literals.js';
 import { compareCodePoints, foldCase, wildcardMatcher } from './text.js';
+import { duckDbCannotRead } from '../../stores/events/payload-text.js';
 
 export interface PredicateContext {
   /** epoch milliseconds that `now` and relative times resolve against */
@@ -27,14 +28,8 @@ export type MemoryEvent = Omit<StoredEvent, 'payloadJson'> & { payload: Record<s
 
 export type EventPredicate = (e: StoredEvent | MemoryEvent) => boolean;
 
-/**
- * An escaped unpaired surrogate (`\ud800`) in payload JSON text: JSON.parse accepts it, and
- * JSON.stringify writes a lone surrogate that way, but DuckDB's JSON reader refuses the whole
- * text. Such a payload reads as empty on both back ends (duckdb.ts wraps each JSON function
- * in TRY), so live tail and POST /query still select the same events.
- */
-const UNREADABLE_BY_DUCKDB = /(?:^|[^\\])(?:\\\\)*\\u[dD][89a-fA-F]/;
-export const duckDbCannotRead = (payloadJson: string): boolean => UNREADABLE_BY_DUCKDB.test(payloadJson);
+// A payload DuckDB cannot read reads as empty everywhere (the engine's rule, payload-text.ts).
+export { duckDbCannotRead };
 
 /** A stored event's payload is parsed on first use, once, whatever the number of sessions (or match monitors: matcher.ts reads it too). */
 const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
