@@ -59,17 +59,18 @@ export interface StartOptions {
   notifications?: Partial<WorkerTimings>;
   /** The monitor scheduler's tick (tests call evaluateDue themselves). */
   monitors?: MonitorsOptions;
+  /** How long a stopping listener waits for the answers in flight before it cuts their connections (default 10 s; tests shrink it). */
+  drainMs?: number;
 }
 
-/** How long a stopping listener waits for the answers in flight before it cuts their connections. */
-const drainMs = 10_000;
+const defaultDrainMs = 10_000;
 
 /**
  * Closes a listener: idle keep-alive connections at once (Fastify's default), answers in flight
- * given `drainMs` to finish. Without the bound, a client that stops reading a delivery (a
+ * given `drainMs` (10 s) to finish. Without the bound, a client that stops reading a delivery (a
  * kept-alive download it never consumes) held the stop until the keep-alive timeout (72 s).
  */
-async function closeListener(app: FastifyInstance | Api): Promise<void> {
+async function closeListener(app: FastifyInstance | Api, drainMs: number): Promise<void> {
   const cut = setTimeout(() => app.server.closeAllConnections(), drainMs);
   cut.unref();
   try {
@@ -150,7 +151,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const close = () =>
       (closing ??= (async () => {
         for (const capability of capabilities) await capability.stop?.();
-        await Promise.all([closeListener(api!), closeListener(cdn!)]);
+        const drainMs = options.drainMs ?? defaultDrainMs;
+        await Promise.all([closeListener(api!, drainMs), closeListener(cdn!, drainMs)]);
         await closeCapabilities();
         await rateLimiter!.close();
         await ctx.close();

@@ -66,6 +66,8 @@ export interface TestServerOptions {
   notifications?: Partial<WorkerTimings>;
   /** The monitor scheduler (a long tick: the test calls `server.monitors.evaluateDue()`). */
   monitors?: MonitorsOptions;
+  /** How long closing waits for answers in flight (default 10 s). */
+  drainMs?: number;
 }
 
 /** PostgreSQL leg: OPS_TEST_DATABASE_URL names a server; each test server gets its own database. */
@@ -143,7 +145,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       done();
     },
   });
-  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications, monitors: options.monitors });
+  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications, monitors: options.monitors, drainMs: options.drainMs });
   const { ctx } = server;
 
   const token = async (tenant: Tenant, scopes: Scope[] | 'all', opts: { mode?: Mode; expiresAt?: string } = {}) => {
