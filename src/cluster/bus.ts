@@ -16,6 +16,8 @@ export interface BusMessages {
    * carry): those caches drop what they hold of it.
    */
   'org.changed': { orgId: string };
+  /** The tenant's monitors changed (created, changed, deleted): match monitors' caches drop the tenant. */
+  'monitors.changed': { tenant: Tenant };
 }
 
 export type Topic = keyof BusMessages;
@@ -108,12 +110,14 @@ export function parseMessage<T extends Topic>(topic: T, data: unknown): BusMessa
   const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 200;
   switch (topic) {
     case 'tail.wake': {
-      const tenant = record.tenant as Record<string, unknown> | null | undefined;
-      if (typeof tenant !== 'object' || tenant === null) return undefined;
-      if (!isId(tenant.orgId) || !isId(tenant.projectId) || (tenant.mode !== 'live' && tenant.mode !== 'test')) return undefined;
-      if (typeof record.lastSeq !== 'number' || !Number.isFinite(record.lastSeq)) return undefined;
-      const message: BusMessages['tail.wake'] = { tenant: { orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode }, lastSeq: record.lastSeq };
+      const tenant = parseTenant(record.tenant, isId);
+      if (!tenant || typeof record.lastSeq !== 'number' || !Number.isFinite(record.lastSeq)) return undefined;
+      const message: BusMessages['tail.wake'] = { tenant, lastSeq: record.lastSeq };
       return message as BusMessages[T];
+    }
+    case 'monitors.changed': {
+      const tenant = parseTenant(record.tenant, isId);
+      return tenant ? ({ tenant } satisfies BusMessages['monitors.changed'] as BusMessages[T]) : undefined;
     }
     case 'token.revoked':
       return isId(record.tokenId) ? ({ tokenId: record.tokenId } satisfies BusMessages['token.revoked'] as BusMessages[T]) : undefined;
@@ -124,7 +128,14 @@ export function parseMessage<T extends Topic>(topic: T, data: unknown): BusMessa
   }
 }
 
-export const topics: readonly Topic[] = ['tail.wake', 'token.revoked', 'org.changed'];
+function parseTenant(value: unknown, isId: (value: unknown) => value is string): Tenant | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const tenant = value as Record<string, unknown>;
+  if (!isId(tenant.orgId) || !isId(tenant.projectId) || (tenant.mode !== 'live' && tenant.mode !== 'test')) return undefined;
+  return { orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode };
+}
+
+export const topics: readonly Topic[] = ['tail.wake', 'token.revoked', 'org.changed', 'monitors.changed'];
 
 /**
  * The bus the configuration asks for: NATS when OPS_NATS_URL is set (the client loaded only

@@ -10,6 +10,7 @@ import { loadConfig } from '../config/config.js';
 import { startServer } from '../server.js';
 import { hashToken } from '../tokens/token-secret.js';
 import { freePort, missingServices, services, sharedDatabase, TcpProxy } from './test-services.js';
+import { startReceiver } from '../notifications/test-receiver.js';
 
 /**
  * Several API processes over shared stores (docs/cross-process.md): two real servers in this
@@ -58,6 +59,8 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', { skip 
       OPS_RATE_LIMIT_BURST: '20',
       // Long: what makes another process see a revocation at once is the bus, not the cache's expiry.
       OPS_AUTH_CACHE_MS: '60000',
+      // The match-monitor test's receiver listens on loopback.
+      OPS_WEBHOOK_ALLOW_PRIVATE: 'true',
     };
     a = await startTestServer({ env });
     b = await startTestServer({ env });
@@ -149,6 +152,29 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', { skip 
     assert.equal(second.status, 200, second.text);
     assert.equal(second.body.tokens.length, 1);
     assert.notEqual(second.body.tokens[0].id, first.body.tokens[0].id);
+  });
+
+  test('a match monitor made on A applies to the next ingest on B at once, though B had just read the tenant\'s monitors (bus, not its 5 s cache)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const token = a.tenants.a.token;
+      // B reads the tenant's match monitors (none yet) on this ingest, and would trust that for 5 s.
+      assert.equal((await b.request('POST', '/datasets/game/ingest', { token, json: [{ event: 'xproc.warm' }] })).status, 200);
+      const warmedAt = performance.now();
+      const channel = await a.request('POST', '/channels', { token, json: { name: 'xproc', kind: 'webhook', url: receiver.url } });
+      assert.equal(channel.status, 201, channel.text);
+      const monitor = await a.request('POST', '/monitors', { token, json: { name: 'xproc flag', kind: 'match', q: 'event:xproc.flag', channel_ids: [channel.body.id] } });
+      assert.equal(monitor.status, 201, monitor.text);
+      assert.equal((await b.request('POST', '/datasets/game/ingest', { token, json: [{ event: 'xproc.flag', message: 'on B' }] })).status, 200);
+      const [notified] = await receiver.waitFor(1, 10_000);
+      const after = performance.now() - warmedAt;
+      assert.equal(JSON.parse(notified!.body).monitor.id, monitor.body.id);
+      // Matched by B before its cache of the tenant's monitors would have expired.
+      assert.ok(after < 5_000, `notified ${after.toFixed(0)} ms after B read the monitors`);
+      await a.request('DELETE', `/monitors/${monitor.body.id}`, { token });
+    } finally {
+      await receiver.close();
+    }
   });
 
   test("an ingest on A publishes a tail wake-up on NATS; B's live tail is woken by one from another process", async () => {

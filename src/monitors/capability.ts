@@ -51,7 +51,10 @@ export function openMonitors(
     apiUrl: () => deps.urls.api,
     log: deps.log,
   });
-  monitors.onChanged = (tenant) => matcher.forget(tenant);
+  // A change reaches this process's matcher inside publish, and the other processes' through
+  // NATS at once rather than after their cache's 5 s (a lost message costs only that wait).
+  monitors.onChanged = (tenant) => ctx.bus.publish('monitors.changed', { tenant });
+  ctx.bus.subscribe('monitors.changed', ({ tenant }) => matcher.forget(tenant));
   deps.events.onAppended((tenant, _lastSeq, events) => matcher.matchAppended(tenant, events));
   return {
     name: 'monitors',
