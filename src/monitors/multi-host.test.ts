@@ -9,6 +9,7 @@ import { eventsNodeProcess, exited, freePort, serveProcess } from '../test-suppo
 import { missingServices, services, TcpProxy } from '../cluster/test-services.js';
 import { eventually, startReceiver } from '../notifications/test-receiver.js';
 import { call, processStore } from '../notifications/test-processes.js';
+import type { NotificationBody } from './test-monitors.js';
 
 /**
  * Monitors on several API hosts (issue #27, DECISIONS.md §18: each monitor evaluated by one
@@ -27,14 +28,7 @@ const skip = onPostgres ? await missingServices() : false;
 const every = 60_000;
 const secret = crypto.randomBytes(32).toString('base64');
 
-interface Body {
-  monitor: { id: string; kind: string };
-  status: string;
-  group: Record<string, unknown>;
-  value: number;
-  events_total: number;
-  events: Array<{ message?: string }>;
-}
+type Body = NotificationBody;
 
 async function installation() {
   const store = await processStore('ops-monitors-hosts-');

@@ -2,16 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startReceiver, eventually } from '../notifications/test-receiver.js';
 import { call, postAlone, processStore, workers } from '../notifications/test-processes.js';
+import type { NotificationBody } from './test-monitors.js';
 
-interface Body {
-  delivery_id: string;
-  monitor: { id: string; kind: string };
-  status: string;
-  group: Record<string, unknown>;
-  value: number;
-  events_total: number;
-  events: Array<{ message?: string }>;
-}
+type Body = NotificationBody;
 
 test('serve --workers 2 on one store: every threshold firing is notified once, and every matched event once whichever worker took its ingest', { timeout: 240_000 }, async () => {
   const store = await processStore('ops-monitors-workers-');

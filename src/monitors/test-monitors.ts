@@ -5,6 +5,17 @@ import { startReceiver } from '../notifications/test-receiver.js';
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+/** A webhook notification's body as the tests read it (docs/notifications.md, "Requests"). */
+export interface NotificationBody {
+  delivery_id: string;
+  monitor: { id: string; kind: string };
+  status: string;
+  group: Record<string, unknown>;
+  value: number;
+  events_total: number;
+  events: Array<{ message?: string }>;
+}
+
 export interface MonitorsTestServer {
   /** The server, once the suite's `before` ran. */
   readonly s: TestServer;

@@ -2,8 +2,9 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { PlanErrorNote } from '../../components/quota-error';
-import { nameHint, namePattern, severities, type Severity } from './dataset-rules';
+import { nameHint, namePattern, type Severity } from './dataset-rules';
 import { useCreateDataset } from './use-dataset-writes';
+import { DefaultSeverityField } from './severity-field';
 
 export function CreateDataset(props: { retention: { days: number; plan: string } | undefined; onCreated: (name: string) => Promise<void> }): JSX.Element {
   const createDataset = useCreateDataset();
@@ -49,17 +50,7 @@ export function CreateDataset(props: { retention: { days: number; plan: string }
             onInput={(e) => setRetention(e.currentTarget.value)}
           />
         </label>
-        <label>
-          Default severity
-          <select value={severity} onChange={(e) => setSeverity(e.currentTarget.value)}>
-            <option value="">none (info)</option>
-            {severities.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <DefaultSeverityField value={severity} onChange={setSeverity} />
         <button type="submit" class="primary" disabled={busy}>
           Create dataset
         </button>

@@ -3,8 +3,9 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { PlanErrorNote } from '../../components/quota-error';
-import { nameHint, namePattern, severities, type Severity, type Summary } from './dataset-rules';
+import { nameHint, namePattern, type Severity, type Summary } from './dataset-rules';
 import { useUpdateDataset } from './use-dataset-writes';
+import { DefaultSeverityField } from './severity-field';
 
 /** Name, retention and default severity of one dataset, in a modal dialog (PATCH /v1/datasets/{name}). */
 export function EditDataset(props: { dataset: Summary; maxRetention: number | undefined; onSaved: (message: string, rename?: { from: string; to: string }) => Promise<void> }): JSX.Element {
@@ -66,17 +67,7 @@ export function EditDataset(props: { dataset: Summary; maxRetention: number | un
             <input type="number" inputMode="numeric" min={1} max={props.maxRetention} required value={retention} onInput={(e) => setRetention(e.currentTarget.value)} />
           </label>
           {props.maxRetention !== undefined && <p class="muted small">Your plan keeps events at most {props.maxRetention} days.</p>}
-          <label>
-            Default severity
-            <select value={severity} onChange={(e) => setSeverity(e.currentTarget.value)}>
-              <option value="">none (info)</option>
-              {severities.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <DefaultSeverityField value={severity} onChange={setSeverity} />
           <PlanErrorNote error={error} />
           <div class="row end">
             <button type="button" onClick={() => setOpen(false)}>
