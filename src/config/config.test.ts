@@ -25,6 +25,8 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_PORT: 'abc' }, 'OPS_PORT'],
   [{ OPS_PORT: '70000' }, 'OPS_PORT'],
   [{ OPS_CDN_PORT: '-1' }, 'OPS_CDN_PORT'],
+  [{ OPS_PORT: '9000', OPS_CDN_PORT: '9000' }, 'OPS_CDN_PORT'],
+  [{ OPS_CDN_PORT: '8080' }, 'OPS_CDN_PORT'],
   [{ OPS_DATABASE_URL: 'mysql://x' }, 'OPS_DATABASE_URL'],
   [{ OPS_DATABASE_URL: 'not a url' }, 'OPS_DATABASE_URL'],
   [{ OPS_FEATURES: 'logs,teleport' }, 'OPS_FEATURES'],

@@ -142,6 +142,9 @@ const knownFeatures = ['logs', 'cases', 'apps'] as const;
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'OPS_PORT', 8080, 0, 65535);
   const cdnPort = integer(env, 'OPS_CDN_PORT', 8081, 0, 65535);
+  // Under `serve --workers` the cluster shares one listening socket per port, so the same port
+  // twice would not fail to bind: the API and the delivery server would take turns answering.
+  if (cdnPort !== 0 && cdnPort === port) throw new ConfigError('OPS_CDN_PORT', `must differ from OPS_PORT (both are ${port})`);
   const host = env.OPS_HOST || '0.0.0.0';
   const features = new Set<'logs' | 'cases' | 'apps'>();
   for (const item of (env.OPS_FEATURES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {

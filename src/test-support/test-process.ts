@@ -22,15 +22,28 @@ export function opsctlArgs(...args: string[]): string[] {
 }
 
 /** A free TCP port on loopback (tests and bench/ alike). */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+const handedOut = new Set<number>();
+/**
+ * A port free now and not handed out before by this process: two calls in a row can otherwise
+ * get the same port back from the kernel, and a server given it as both OPS_PORT and
+ * OPS_CDN_PORT is refused (and under the cluster would answer from either).
+ */
+export const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+};
 
 /**
  * `opsctl serve` (compiled) as its own process (for tests that kill it), answering /readyz
