@@ -1,6 +1,7 @@
 import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
 import { isUuidAnyCase, newEventId } from '../shared/ids.js';
 import type { NewEvent } from '../stores/events/event-store.js';
+import { parsedPayload } from '../stores/events/event-record.js';
 
 /** DECISIONS §9 limits (MB/KB are decimal, as everywhere in the product). */
 export const ingestLimits = { bodyBytes: 10_000_000, events: 10_000, eventBytes: 256_000 } as const;
@@ -270,15 +271,15 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
   } else {
     eventId = newEventId();
   }
-  let payloadText: string;
+  let payloadObject: Record<string, unknown>;
   if (extras || d.overflowFrom !== undefined) {
-    const merged: Record<string, unknown> = { ...extras, ...(payload as Record<string, unknown> | undefined) };
-    if (d.overflowFrom !== undefined) merged._dataset = d.overflowFrom;
-    payloadText = JSON.stringify(merged);
+    payloadObject = { ...extras, ...(payload as Record<string, unknown> | undefined) };
+    if (d.overflowFrom !== undefined) payloadObject._dataset = d.overflowFrom;
   } else {
-    payloadText = payload === undefined ? '{}' : JSON.stringify(payload);
+    payloadObject = (payload as Record<string, unknown> | undefined) ?? emptyPayload;
   }
-  payloadText = withoutLoneSurrogates(payloadText);
+  const written = payloadObject === emptyPayload ? '{}' : JSON.stringify(payloadObject);
+  const payloadText = withoutLoneSurrogates(written);
   return {
     datasetId: d.datasetId,
     eventId,
@@ -291,8 +292,11 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
     source: (e.source as string | null | undefined) ?? null,
     message: (e.message as string | null | undefined) ?? '',
     payload: payloadText,
+    [parsedPayload]: payloadText === written ? payloadObject : undefined,
   };
 }
+
+const emptyPayload: Record<string, unknown> = Object.freeze({});
 
 /** A `\\udXXX` escape of a surrogate (JSON.stringify escapes only lone ones), not preceded by an escaped backslash. */
 const loneSurrogateEscape = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;

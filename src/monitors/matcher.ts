@@ -2,7 +2,7 @@ import type { Logger } from '../app/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { NewEvent } from '../stores/events/event-store.js';
-import type { StoredEvent } from '../stores/events/event-record.js';
+import { parsedPayload, type StoredEvent } from '../stores/events/event-record.js';
 import { compilePredicate, type EventPredicate, type SoqlQuery } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import type { NotificationService } from '../notifications/notification-service.js';
@@ -12,7 +12,7 @@ import { durationMs } from './durations.js';
 import { explorerUrl } from './explorer-url.js';
 import { defaults, parseMatchQuery } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
-import { guardIndex, matchGuard, type MatchGuard } from './match-guard.js';
+import { forEachCandidate, guardIndex, matchGuard, type MatchGuard } from './match-guard.js';
 
 /**
  * Match monitors on the write path (DECISIONS.md §18 `kind: "match"`, docs/monitors.md). Every
@@ -35,7 +35,7 @@ interface CompiledMonitor {
   row: MonitorsTable;
   query: SoqlQuery;
   predicate: EventPredicate;
-  /** An equality the monitor's events must meet, looked up per event instead of running the predicate on all (match-guard.ts). */
+  /** An equality or a contains the monitor's events must meet, tested for all monitors at once per event instead of running every predicate (match-guard.ts). */
   guard: MatchGuard | undefined;
   groupMs: number;
   channelIds: string[];
@@ -157,7 +157,7 @@ export class MatchEvaluator {
     for (const e of events) {
       const dataset = entry.datasets.get(e.datasetId);
       if (dataset === undefined) continue;
-      stored.push({ seq: 0, event_id: e.eventId, ts: e.ts, ingested_at: now, dataset, severity: e.severity, event: e.event, actor: e.actor, source: e.source, message: e.message, payloadJson: e.payload, bytes_raw: e.bytesRaw });
+      stored.push({ seq: 0, event_id: e.eventId, ts: e.ts, ingested_at: now, dataset, severity: e.severity, event: e.event, actor: e.actor, source: e.source, message: e.message, payloadJson: e.payload, bytes_raw: e.bytesRaw, [parsedPayload]: e[parsedPayload] });
     }
     // A guarded monitor's predicate runs only on the events whose guarded field has its value;
     // the others' on every event. Hits keep the events' order.
@@ -168,14 +168,7 @@ export class MatchEvaluator {
       if (list) list.push(e);
       else hits.set(monitor, [e]);
     };
-    for (const e of stored) {
-      for (const field of index.fields) {
-        const value = field.read(e);
-        const candidates = typeof value === 'string' ? field.byValue.get(value) : undefined;
-        if (candidates) for (const monitor of candidates) if (monitor.predicate(e)) hit(monitor, e);
-      }
-      for (const monitor of index.unguarded) if (monitor.predicate(e)) hit(monitor, e);
-    }
+    for (const e of stored) forEachCandidate(index, e, (monitor) => monitor.predicate(e) && hit(monitor, e));
     for (const monitor of live) {
       const found = hits.get(monitor);
       if (found) this.matched(tenant, monitor, found, now);

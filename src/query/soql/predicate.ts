@@ -11,7 +11,7 @@
  * - `f in (a, b)` is `f == a OR f == b`;
  * - a payload whose JSON text DuckDB cannot read (an escaped unpaired surrogate) is empty.
  */
-import type { StoredEvent } from '../../stores/events/event-record.js';
+import { parsedPayload, type StoredEvent } from '../../stores/events/event-record.js';
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime, type PayloadReadings } from './literals.js';
@@ -34,6 +34,8 @@ export { duckDbCannotRead };
 /** A stored event's payload is parsed on first use, once, whatever the number of sessions (or match monitors: matcher.ts reads it too). */
 const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
 export function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
+  const carried = ev[parsedPayload];
+  if (carried) return carried;
   const key = 'payload' in ev ? ev.payload : ev;
   let payload = parsedPayloads.get(key);
   if (!payload) {
@@ -55,7 +57,9 @@ export function compilePredicate(query: SoqlQuery, ctx: PredicateContext): Event
 function compile(e: Expr, now: number): EventPredicate {
   switch (e.type) {
     case 'and': {
-      const parts = e.items.map((i) => compile(i, now));
+      // Cheapest first (a pure conjunction's answer does not depend on the order): a payload
+      // key read parses the event's payload, which an earlier false canonical test spares.
+      const parts = [...e.items].sort((a, b) => cost(a) - cost(b)).map((i) => compile(i, now));
       // Loops rather than every/some: a closure less per event and term (match monitors run these per event).
       return (ev) => {
         for (let i = 0; i < parts.length; i++) if (!parts[i]!(ev)) return false;
@@ -63,7 +67,7 @@ function compile(e: Expr, now: number): EventPredicate {
       };
     }
     case 'or': {
-      const parts = e.items.map((i) => compile(i, now));
+      const parts = [...e.items].sort((a, b) => cost(a) - cost(b)).map((i) => compile(i, now));
       return (ev) => {
         for (let i = 0; i < parts.length; i++) if (parts[i]!(ev)) return true;
         return false;
@@ -85,6 +89,23 @@ function compile(e: Expr, now: number): EventPredicate {
       const parts = e.values.map((v) => compareTest(e.field, '==', v, now));
       return (ev) => parts.some((p) => p(ev));
     }
+  }
+}
+
+/** A rough order of a test's cost per event: number and time compares, text, the message's free text, then payload keys. */
+function cost(e: Expr): number {
+  switch (e.type) {
+    case 'and':
+    case 'or':
+      return Math.max(...e.items.map(cost));
+    case 'not':
+      return cost(e.expr);
+    case 'freetext':
+      return 2;
+    case 'exists':
+    case 'compare':
+    case 'in':
+      return e.field.kind === 'payload' ? 3 : e.type !== 'exists' && isTextField(e.field.name) ? 1 : 0;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
+import type { parsedPayload, StoredEvent } from './event-record.js';
 
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
@@ -25,6 +25,8 @@ export interface NewEvent {
   message: string;
   /** JSON text of the payload object (`{}` when the event has none). */
   payload: string;
+  /** The object `payload` was written from, when parsing the text gives it back (event-record.ts). */
+  [parsedPayload]?: Record<string, unknown>;
 }
 
 export interface AppendResult {
