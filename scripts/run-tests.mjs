@@ -16,15 +16,26 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { timesFile } from './test-file-times.mjs';
 
-const roots = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const flags = process.argv.slice(2).filter((a) => a.startsWith('-'));
-const files = [];
+//
+// Files named *.long.test.ts run several real server processes and kill them (kill -9 mid-write,
+// `serve --workers`, several hosts): a third of the suite's time. `npm test` leaves them out
+// and says so; `npm run test:long` (--long) runs only them, `--all` everything, and a path given
+// runs every test file under it. CI runs both (.ci/run).
+const args = process.argv.slice(2);
+const only = args.includes('--long') ? 'long' : args.includes('--all') ? 'all' : undefined;
+const roots = args.filter((a) => !a.startsWith('-'));
+const flags = args.filter((a) => a.startsWith('-') && a !== '--long' && a !== '--all');
+const isLong = (f) => f.endsWith('.long.test.ts');
+let files = [];
 const walk = (p) => {
   const stat = fs.statSync(p);
   if (stat.isDirectory()) for (const entry of fs.readdirSync(p)) walk(path.join(p, entry));
   else if (p.endsWith('.test.ts')) files.push(p);
 };
 for (const root of roots.length ? roots : ['src']) walk(root);
+const longLeftOut = only === undefined && roots.length === 0 ? files.filter(isLong) : [];
+if (only === 'long') files = files.filter(isLong);
+else if (longLeftOut.length) files = files.filter((f) => !isLong(f));
 files.sort();
 if (files.length === 0) {
   console.error('no test files found');
@@ -70,4 +81,7 @@ const result = spawnSync(
   // As bin/opsctl.js's entry sets it for the server: the AWS SDK's Node 20 notice (src/cli/main.ts).
   { stdio: 'inherit', env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env } },
 );
+if (longLeftOut.length) {
+  console.log(`\n${longLeftOut.length} long test files (several server processes, kill -9) were left out: \`npm run test:long\` runs them (CI does).`);
+}
 process.exit(result.status ?? 1);

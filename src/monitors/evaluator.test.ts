@@ -14,7 +14,7 @@ import { GroupStore } from './group-store.js';
  * two processes have: one of them (A) is held in the middle of its evaluation by a query that
  * answers only when the test says so, while the test moves the clock, lets the other (B) take
  * the monitor, or changes or deletes it. Only a holder's evaluation of the monitor as it was
- * read may store anything. (multi-host.test.ts does the same with real processes.)
+ * read may store anything. (multi-host.long.test.ts does the same with real processes.)
  */
 class HeldQueries {
   private release: (() => void) | undefined;

@@ -44,7 +44,10 @@ test('serve --workers 2 on the embedded default: both workers serve everything, 
   };
   const workerPids = () => new Set([...log.matchAll(/"pid":(\d+)[^\n]*"msg":"(?:incoming request|request completed)"/g)].map((m) => Number(m[1])));
   try {
-    for (let i = 0; i < 300 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    // Up to 90 s: two workers and the events node starting on a loaded 2-core machine took over 30.
+    let ready = false;
+    for (let i = 0; i < 900 && !(ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(ready, `serve --workers 2 did not answer /readyz within 90 s; its log:\n${log.slice(-2000)}`);
     assert.equal((await call('POST', '/datasets', { name: 'game' })).status, 201);
     for (let i = 0; i < 20; i++) {
       const r = await call('POST', '/datasets/game/ingest', JSON.stringify({ event: 'hit', message: `m${i}` }));
