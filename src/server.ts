@@ -126,7 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openSearches(ctx));
-    opened(openIdempotency(ctx, log));
+    const idempotency = opened(openIdempotency(ctx, log));
     opened(openDashboard(ctx, log, urls));
     // Last: /readyz requires the stores of every capability opened before it.
     opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));
@@ -137,6 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       routes: capabilities.flatMap((c) => (c.routes ? [c.routes] : [])),
       root: capabilities.flatMap((c) => (c.root ? [c.root] : [])),
       rateLimiter,
+      idempotency: idempotency.store,
     });
     cdn = await buildCdn(ctx, log, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
     limitConnections(api.server, config, api.log, 'api');

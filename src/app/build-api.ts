@@ -15,7 +15,7 @@ import { TokenLookup } from '../auth/token-lookup.js';
 import { LocalRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
-import { IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
+import { type IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
 
 /** A capability adds its /v1 routes through one of these. */
 export type RouteRegistrar = (v1: Api) => void | Promise<void>;
@@ -30,6 +30,8 @@ export interface ApiOptions {
   root?: RouteRegistrar[];
   /** The per-token rate limit (server.ts opens it: shared through Redis or in process); default in process. */
   rateLimiter?: RateLimiter;
+  /** The remembered Idempotency-Keys (the idempotency capability's one store). */
+  idempotency: IdempotencyStore;
 }
 
 const jsonBodyLimit = 1024 * 1024;
@@ -108,7 +110,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
   const rateLimiter = options.rateLimiter ?? new LocalRateLimiter(ctx.config.rateLimitPerSecond, ctx.config.rateLimitBurst);
   await app.register(authPlugin, { tokens, rateLimiter });
   // Before the routes: it equips each route whose config asks for Idempotency-Key.
-  await app.register(idempotencyPlugin, { store: new IdempotencyStore(ctx.metadata.db, ctx.clock) });
+  await app.register(idempotencyPlugin, { store: options.idempotency });
 
   for (const register of options.root ?? []) await app.register(async (root: Api) => register(root));
 

@@ -13,6 +13,7 @@ import { buildApi } from '../app/build-api.js';
 import { createLogger } from '../app/logger.js';
 import { PublicUrls } from '../app/public-urls.js';
 import { systemClock } from '../shared/clock.js';
+import { IdempotencyStore } from '../idempotency/index.js';
 
 /** Sends raw bytes and reads until the server closes or `ms` pass; returns status and body. */
 function raw(apiUrl: string, bytes: string | Buffer, ms = 3000): Promise<{ status: number; headers: string; body: string }> {
@@ -218,6 +219,7 @@ describe('a reply that fails to serialise still renders the envelope', () => {
     const api = await buildApi(ctx, {
       logger: createLogger({ level: 'info', stream }),
       urls: new PublicUrls(config),
+      idempotency: new IdempotencyStore(ctx.metadata.db, ctx.clock),
       routes: [
         (v1) => {
           // A handler whose answer does not fit its declared response: the serializer throws.

@@ -5,9 +5,10 @@ import { periodicPurge } from '../app/periodic-purge.js';
 import { IdempotencyStore } from './idempotency-store.js';
 
 export interface IdempotencyCapability extends Capability {
+  /** The server's one store: the API's Idempotency-Key plugin uses it (build-api.ts). */
+  store: IdempotencyStore;
   purge(): Promise<{ purged: number }>;
 }
-
 
 /**
  * The purge of remembered Idempotency-Keys past their 24 hours: at start and every
@@ -20,6 +21,7 @@ export function openIdempotency(ctx: AppContext, log: Logger): IdempotencyCapabi
   const job = periodicPurge(ctx, log, 'idempotency', purge);
   return {
     name: 'idempotency',
+    store,
     purge,
     start: job.start,
     stop: job.stop,

@@ -57,11 +57,6 @@ export interface KnownRequest {
 
 export type ClaimResult = { claimed: Claim; known?: undefined } | { known: KnownRequest; claimed?: undefined };
 
-/** Per process start: tells this process's rows from those of an earlier process with the same pid. */
-const instance = crypto.randomBytes(8).toString('hex');
-/** Claims this process holds now (by claim id), across every store of the process. */
-const held = new Set<string>();
-
 const newToken = () => crypto.randomBytes(16).toString('hex');
 
 type Row = IdempotencyKeysTable;
@@ -73,6 +68,14 @@ type Row = IdempotencyKeysTable;
  */
 export class IdempotencyStore {
   private readonly owner = processOwner();
+  /**
+   * Per start: tells this store's rows from those of an earlier process with the same pid. One
+   * store per server (the idempotency capability opens it; the plugin and the purge share it),
+   * so a running claim of this process is never mistaken for an abandoned one.
+   */
+  private readonly instance = crypto.randomBytes(8).toString('hex');
+  /** Claims this store holds now (by claim id). */
+  private readonly claims = new Set<string>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -129,7 +132,7 @@ export class IdempotencyStore {
       state: 'running',
       claim_id: newToken(),
       owner: this.owner,
-      owner_instance: instance,
+      owner_instance: this.instance,
       lease_until: iso(now + leaseMs),
       nonce: newToken(),
       status: null,
@@ -155,7 +158,7 @@ export class IdempotencyStore {
   }
 
   private held(scope: KeyScope, row: Row): Claim {
-    held.add(row.claim_id);
+    this.claims.add(row.claim_id);
     return { scope, id: row.claim_id, nonce: row.nonce, firstUseMs: Date.parse(row.created_at) };
   }
 
@@ -166,7 +169,7 @@ export class IdempotencyStore {
    */
   private abandoned(row: Row, now: number): boolean {
     if (row.lease_until <= iso(now)) return true;
-    if (row.owner_instance === instance) return !held.has(row.claim_id);
+    if (row.owner_instance === this.instance) return !this.claims.has(row.claim_id);
     if (row.owner === this.owner) return true;
     return ownerGone(row.owner);
   }
@@ -230,7 +233,7 @@ export class IdempotencyStore {
 
   /** The claim is settled (or abandoned): this process no longer holds it. */
   forget(claim: Claim): void {
-    held.delete(claim.id);
+    this.claims.delete(claim.id);
   }
 
   /** Deletes rows past their 24 hours (the purge job; several processes may run it at once). */
