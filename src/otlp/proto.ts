@@ -28,51 +28,78 @@ interface Generated {
 const otel = (generatedRoot as unknown as Generated).opentelemetry.proto;
 const { ExportLogsServiceRequest, ExportLogsServiceResponse } = otel.collector.logs.v1;
 
-/** The decode in progress (decoding is synchronous, so one at a time per process). */
-let decoding: { messages: number; depth: number; records: number } | undefined;
+/**
+ * The messages of an ExportLogsServiceRequest by the field numbers that hold sub-messages
+ * (opentelemetry-proto's logs.proto, common.proto and resource.proto, as the generated decoders
+ * read them: proto.test.ts holds this table to them). Every other field is skipped by wire type.
+ */
+type MessageKind = 'request' | 'resourceLogs' | 'resource' | 'scopeLogs' | 'scope' | 'logRecord' | 'keyValue' | 'anyValue' | 'arrayValue' | 'keyValueList' | 'entityRef';
+export const otlpMessageFields: Record<MessageKind, Record<number, MessageKind>> = {
+  request: { 1: 'resourceLogs' },
+  resourceLogs: { 1: 'resource', 2: 'scopeLogs' },
+  resource: { 1: 'keyValue', 3: 'entityRef' },
+  scopeLogs: { 1: 'scope', 2: 'logRecord' },
+  scope: { 3: 'keyValue' },
+  logRecord: { 5: 'anyValue', 6: 'keyValue' },
+  keyValue: { 2: 'anyValue' },
+  anyValue: { 5: 'arrayValue', 6: 'keyValueList' },
+  arrayValue: { 1: 'anyValue' },
+  keyValueList: { 1: 'keyValue' },
+  entityRef: {},
+};
 
 class NestedTooDeep extends Error {}
 
 /**
- * The generated decoders call each other through the module's namespace (`$root…AnyValue.decode`),
- * so wrapping each one bounds every decode: at most `otlpLimits.values` messages (a 10 MB body of
- * empty messages would otherwise become ~40× its size in objects), nesting at most
- * `otlpLimits.messageDepth` (protobufjs would recurse until the stack overflows) and at most
- * native ingest's 10,000 log records, refused at the 10,001st rather than after decoding all.
+ * Walks the body's wire format before it is decoded, so the decode is bounded: at most
+ * `otlpLimits.values` messages (a 10 MB body of empty messages would otherwise become ~40× its
+ * size in objects), nesting at most `otlpLimits.messageDepth` (protobufjs would recurse until the
+ * stack overflows) and at most native ingest's 10,000 log records, refused at the 10,001st. The
+ * walk reads tags and lengths with protobufjs's own Reader and skips every field it does not
+ * descend into; it holds no state outside the call (the generated decoders are left untouched).
  */
-function guard(namespace: Namespace): void {
-  for (const [name, type] of Object.entries(namespace)) {
-    const decode = type?.decode;
-    if (!type || typeof decode !== 'function') continue;
-    const isRecord = name === 'LogRecord';
-    type.decode = function guardedDecode(this: unknown, ...args: [Uint8Array, number?]) {
-      const d = decoding;
-      if (!d) return decode.apply(this, args);
-      if (++d.messages > otlpLimits.values) throw new TooManyValues(`the request holds more than ${otlpLimits.values} protobuf messages; send smaller batches`);
-      if (isRecord && ++d.records > ingestLimits.events) throw tooManyRecords();
-      if (++d.depth > otlpLimits.messageDepth) throw new NestedTooDeep();
-      try {
-        return decode.apply(this, args);
-      } finally {
-        d.depth--;
-      }
-    };
-  }
+function checkBounds(body: Uint8Array): void {
+  walkOtlpRequest(body, { messages: otlpLimits.values, records: ingestLimits.events, depth: otlpLimits.messageDepth });
 }
-for (const namespace of [otel.common.v1, otel.resource.v1, otel.logs.v1, otel.collector.logs.v1]) guard(namespace);
+
+/** The walk of checkBounds with any limits; returns what it counted (proto.test.ts compares it with the decoders). */
+export function walkOtlpRequest(body: Uint8Array, limits: { messages: number; records: number; depth: number }): { messages: number; records: number; depth: number } {
+  const reader = protobuf.Reader.create(body);
+  const count = { messages: 0, records: 0, depth: 0 };
+  const walk = (kind: MessageKind, end: number, depth: number): void => {
+    if (++count.messages > limits.messages) throw new TooManyValues(`the request holds more than ${limits.messages} protobuf messages; send smaller batches`);
+    if (kind === 'logRecord' && ++count.records > limits.records) throw tooManyRecords();
+    if (depth > limits.depth) throw new NestedTooDeep();
+    count.depth = Math.max(count.depth, depth);
+    const fields = otlpMessageFields[kind];
+    while (reader.pos < end) {
+      const tag = reader.uint32();
+      const child = fields[tag >>> 3];
+      if (child !== undefined && (tag & 7) === 2) {
+        const length = reader.uint32();
+        const childEnd = reader.pos + length;
+        if (childEnd > end) throw new RangeError(`a message of ${length} bytes runs past its parent's end`);
+        walk(child, childEnd, depth + 1);
+      } else {
+        reader.skipType(tag & 7);
+      }
+    }
+    if (reader.pos !== end) throw new RangeError("a field runs past its message's end");
+  };
+  walk('request', body.length, 1);
+  return count;
+}
 
 /** Binary protobuf → the generated ExportLogsServiceRequest message (read by decode.ts). */
 export function decodeProtobufRequest(body: Uint8Array): unknown {
-  decoding = { messages: 0, depth: 0, records: 0 };
   try {
+    checkBounds(body);
     return ExportLogsServiceRequest.decode(body);
   } catch (error) {
     if (error instanceof TooManyValues || error instanceof TooManyRecords) throw error;
     if (error instanceof NestedTooDeep) throw new BadData(`the protobuf body nests messages more than ${otlpLimits.messageDepth} deep`);
-    // protobufjs's own: a truncated message, an invalid wire type…
+    // protobufjs's own, or the walk's: a truncated message, an invalid wire type…
     throw new BadData(`the request body is not a protobuf ExportLogsServiceRequest (${error instanceof Error ? error.message : String(error)})`);
-  } finally {
-    decoding = undefined;
   }
 }
 
