@@ -19,6 +19,9 @@ test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores',
   assert.equal(config.purgeIntervalMs, 86_400_000);
   assert.deepEqual([...config.features], []);
   assert.equal(config.webhookAllowPrivate, false);
+  assert.equal(config.monitorConcurrency, 1);
+  assert.equal(loadConfig({ OPS_EVENTS_URL: 'clickhouse://127.0.0.1:8123/ops' }).monitorConcurrency, 4);
+  assert.equal(loadConfig({ OPS_MONITOR_CONCURRENCY: '8' }).monitorConcurrency, 8);
 });
 
 const bad: Array<[Record<string, string>, string]> = [
@@ -27,6 +30,8 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_CDN_PORT: '-1' }, 'OPS_CDN_PORT'],
   [{ OPS_PORT: '9000', OPS_CDN_PORT: '9000' }, 'OPS_CDN_PORT'],
   [{ OPS_CDN_PORT: '8080' }, 'OPS_CDN_PORT'],
+  [{ OPS_MONITOR_CONCURRENCY: '0' }, 'OPS_MONITOR_CONCURRENCY'],
+  [{ OPS_MONITOR_CONCURRENCY: '33' }, 'OPS_MONITOR_CONCURRENCY'],
   [{ OPS_DATABASE_URL: 'mysql://x' }, 'OPS_DATABASE_URL'],
   [{ OPS_DATABASE_URL: 'not a url' }, 'OPS_DATABASE_URL'],
   [{ OPS_FEATURES: 'logs,teleport' }, 'OPS_FEATURES'],

@@ -72,6 +72,12 @@ export interface Config {
    * and metadata addresses (tests, private installations); refused otherwise (src/notifications).
    */
   webhookAllowPrivate: boolean;
+  /**
+   * Threshold monitors one process evaluates at a time (OPS_MONITOR_CONCURRENCY): 4 when the
+   * events are in ClickHouse (an evaluation mostly waits for it), 1 on the embedded engine (its
+   * queries already use the machine's cores, which the API needs too).
+   */
+  monitorConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -195,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
     ...connectionLimits(env, tailHeartbeatMs),
     webhookAllowPrivate: boolean(env, 'OPS_WEBHOOK_ALLOW_PRIVATE', false),
+    monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
   };
 }
 

@@ -39,7 +39,7 @@ export function openMonitors(
   const queries = new QueryService({ store: deps.events.store, datasets: deps.events.datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
   const notifications = deps.notifications.notifications;
   const groups = new GroupStore(db);
-  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000);
+  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency);
   const statuses = new MonitorStatuses(ctx.clock, groups, notifications);
   const history = new MonitorHistory(db, monitors, notifications);
   // Match monitors: every append of this process is matched in memory (matcher.ts).

@@ -37,7 +37,7 @@ class HeldQueries {
 describe('threshold evaluation: only the lease holder commits, and only for the monitor as it read it', () => {
   let s: TestServer;
   const logs: string[] = [];
-  const scheduler = (queries: HeldQueries) => {
+  const scheduler = (queries: Pick<HeldQueries, 'run'>, concurrency = 1) => {
     const { ctx } = s.server;
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -45,7 +45,7 @@ describe('threshold evaluation: only the lease holder commits, and only for the 
         done();
       },
     });
-    return new Evaluator(ctx.metadata.db, s.clock, queries as unknown as QueryService, s.server.notifications.notifications, new GroupStore(ctx.metadata.db), new PublicUrls(ctx.config), createLogger({ level: 'info', stream }), 3_600_000);
+    return new Evaluator(ctx.metadata.db, s.clock, queries as unknown as QueryService, s.server.notifications.notifications, new GroupStore(ctx.metadata.db), new PublicUrls(ctx.config), createLogger({ level: 'info', stream }), 3_600_000, concurrency);
   };
   before(async () => {
     s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
@@ -120,5 +120,30 @@ describe('threshold evaluation: only the lease holder commits, and only for the 
     a.answer();
     assert.equal(await running, 0);
     assert.deepEqual(await stored(id), { changes: [], groups: [], notifications: [] });
+  });
+
+  test('OPS_MONITOR_CONCURRENCY evaluations at a time: each due monitor evaluated and committed once', async () => {
+    const channel = await s.request('POST', '/channels', { json: { name: 'hook-c', kind: 'webhook', url: 'http://127.0.0.1:9/hook' } });
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await s.request('POST', '/monitors', { json: { name: `c${i}`, kind: 'threshold', q: 'stats count()', window: '1m', condition: { op: '>', value: 2 }, channel_ids: [channel.body.id] } });
+      assert.equal(res.status, 201, res.text);
+      ids.push(res.body.id as string);
+    }
+    let inFlight = 0;
+    let most = 0;
+    const queries = {
+      async run(_tenant: unknown, query: { stats: unknown }) {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 30));
+        inFlight--;
+        return query.stats ? { kind: 'stats', stats: [{ by: {}, values: { 'count()': 5 } }] } : { kind: 'events', events: [] };
+      },
+    };
+    assert.equal(await scheduler(queries, 3).evaluateDue(), 7);
+    assert.equal(most, 3, 'three evaluations ran at once');
+    for (const id of ids) assert.deepEqual(await stored(id), { changes: ['firing'], groups: ['firing'], notifications: ['firing'] });
+    assert.equal(await scheduler(queries, 3).evaluateDue(), 0, 'none due again before its next interval');
+    for (const id of ids) await s.request('DELETE', `/monitors/${id}`);
   });
 });

@@ -43,6 +43,8 @@ export class Evaluator {
     private readonly urls: PublicUrls,
     private readonly log: Logger,
     private readonly tickMs: number,
+    /** Evaluations at a time (OPS_MONITOR_CONCURRENCY): on ClickHouse one mostly waits for the server. */
+    private readonly concurrency = 1,
   ) {}
 
   start(): void {
@@ -94,39 +96,55 @@ export class Evaluator {
         .orderBy('next_eval_at')
         .limit(batch)
         .execute();
-      for (const { id, every } of due) {
-        const leaseUntil = iso(now + (durationMs(every ?? '1m') ?? 60_000));
-        const claimed = await this.db
-          .updateTable('monitors')
-          .set({ lease_until: leaseUntil, lease_owner: this.owner })
-          .where('id', '=', id)
-          .where('next_eval_at', '<=', nowText)
-          .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) !== 1) continue;
-        const row = await this.db.selectFrom('monitors').selectAll().where('id', '=', id).where('lease_owner', '=', this.owner).executeTakeFirst();
-        if (!row) continue;
-        let committed = false;
-        try {
-          const writes = await this.evaluate(row, now);
-          committed = await this.commit(row, now, writes);
-          if (committed) {
-            evaluated++;
-            this.notifications.wake();
-          } else if (await this.freeLease(row)) {
-            this.log.info({ monitor_id: id }, 'monitors: the monitor changed during the evaluation; this evaluation is dropped and the new definition evaluated at the next tick');
-          } else {
-            this.log.warn({ monitor_id: id }, 'monitors: the lease ran out during the evaluation and another process has the monitor; this evaluation is dropped');
+      // Up to `concurrency` at once, each claimed, evaluated and committed on its own.
+      let next = 0;
+      const worker = async () => {
+        while (next < due.length && !this.stopping) {
+          const monitor = due[next++]!;
+          try {
+            if (await this.runOne(monitor, now, nowText)) evaluated++;
+          } catch (error) {
+            // The metadata store failed the claim or the release: the lease runs out and it is evaluated again.
+            this.log.warn({ err: error, monitor_id: monitor.id }, 'monitors: a due monitor could not be claimed or released; it is tried again when its lease runs out');
           }
-        } catch (error) {
-          this.log.warn({ err: error, monitor_id: id }, 'monitors: an evaluation failed; it runs again at the next interval');
-          await this.release(row, now);
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(this.concurrency, due.length) }, worker));
     } catch (error) {
       this.log.warn({ err: error }, 'monitors: the scheduler could not read due monitors; it tries again at the next tick');
     }
     return evaluated;
+  }
+
+  /** Claims, evaluates and commits one due monitor; whether an evaluation was stored. */
+  private async runOne({ id, every }: { id: string; every: string | null }, now: number, nowText: string): Promise<boolean> {
+    const leaseUntil = iso(now + (durationMs(every ?? '1m') ?? 60_000));
+    const claimed = await this.db
+      .updateTable('monitors')
+      .set({ lease_until: leaseUntil, lease_owner: this.owner })
+      .where('id', '=', id)
+      .where('next_eval_at', '<=', nowText)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return false;
+    const row = await this.db.selectFrom('monitors').selectAll().where('id', '=', id).where('lease_owner', '=', this.owner).executeTakeFirst();
+    if (!row) return false;
+    try {
+      const writes = await this.evaluate(row, now);
+      if (await this.commit(row, now, writes)) {
+        this.notifications.wake();
+        return true;
+      }
+      if (await this.freeLease(row)) {
+        this.log.info({ monitor_id: id }, 'monitors: the monitor changed during the evaluation; this evaluation is dropped and the new definition evaluated at the next tick');
+      } else {
+        this.log.warn({ monitor_id: id }, 'monitors: the lease ran out during the evaluation and another process has the monitor; this evaluation is dropped');
+      }
+    } catch (error) {
+      this.log.warn({ err: error, monitor_id: id }, 'monitors: an evaluation failed; it runs again at the next interval');
+      await this.release(row, now);
+    }
+    return false;
   }
 
   /**
