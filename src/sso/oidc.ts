@@ -93,9 +93,15 @@ export function describeProviderError(error: unknown): string {
   if (error instanceof client.AuthorizationResponseError) return `the provider refused the sign-in: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
   if (error instanceof client.ResponseBodyError) return `the provider's token endpoint refused the code: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
   if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${(error.cause as Error & { code?: string }).code ?? error.cause.message}` : '';
     if (error.name === 'TimeoutError') return `the provider did not answer within ${providerTimeoutMs / 1000} s`;
-    return `${error.message}${cause}`;
+    const cause: unknown = error.cause;
+    // A system error under fetch's "fetch failed" (ECONNREFUSED, ENOTFOUND…): its code says it.
+    if (cause instanceof Error && typeof (cause as Error & { code?: unknown }).code === 'string' && /^E[A-Z_]+$/.test((cause as Error & { code: string }).code)) {
+      return `${error.message}: ${(cause as Error & { code: string }).code}`;
+    }
+    // openid-client wraps the check that failed ("unexpected JWT claim value encountered"): the inner one names the claim.
+    if (cause instanceof Error) return describeProviderError(cause);
+    return error.message;
   }
   return String(error);
 }
