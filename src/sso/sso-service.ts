@@ -264,6 +264,7 @@ export class SsoService {
       await this.deps.orgs.addMember({ orgId: row.org_id, email, name: name?.trim().slice(0, 200) || undefined, role: row.default_role });
     } catch (error) {
       // Already a member (a returning user, or a concurrent first sign-in): keep their role.
+      if (error instanceof AppError && error.code === 'bad_request') throw signInRefused(`the provider's e-mail address cannot be used: ${error.message}`);
       if (!(error instanceof AppError && error.code === 'conflict')) throw error;
     }
     const user = await this.deps.dashboard.userByEmail(email);
