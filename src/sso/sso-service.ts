@@ -19,6 +19,11 @@ export const signInWindowMs = 10 * minute;
 /** A provider's discovery (and the keys openid-client caches with it) is reused this long. */
 const discoveryTtlMs = 10 * minute;
 export const maskedSecret = '********';
+/**
+ * At most this many sign-ins of one organisation in flight: starting one needs no account, so
+ * the rows an anonymous client can make are bounded (each expires after signInWindowMs).
+ */
+export const maxSignInsInFlight = 500;
 
 /** The configuration as GET shows it: never the client secret. */
 export interface SsoConfigView {
@@ -198,9 +203,12 @@ export class SsoService {
     } catch (error) {
       throw new AppError('storage_error', `your organisation's identity provider cannot be reached (${describeProviderError(error)}); try again later, or ask your primary owner`, {}, { 'Retry-After': '30' });
     }
+    const now = this.now();
+    if ((await this.store.loginsInFlight(row.org_id, iso(now))) >= maxSignInsInFlight) {
+      throw new AppError('rate_limited', `too many single sign-ons of this organisation are in progress (at most ${maxSignInsInFlight} in ${signInWindowMs / minute} minutes); retry in a minute`, {}, { 'Retry-After': '60' });
+    }
     const { codeVerifier, state, nonce } = newAuthorization();
     const browserSecret = newSecret();
-    const now = this.now();
     await this.store.createLogin({
       state_hash: sha256(state),
       org_id: row.org_id,

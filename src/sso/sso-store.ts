@@ -56,6 +56,17 @@ export class SsoStore {
     });
   }
 
+  /** Sign-ins of the organisation still in flight (not yet used, not yet expired). */
+  async loginsInFlight(orgId: string, now: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('sso_logins')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .where('expires_at', '>', now)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async createLogin(row: SsoLoginsTable): Promise<void> {
     await this.db.insertInto('sso_logins').values(row).execute();
   }
