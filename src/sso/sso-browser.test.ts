@@ -4,7 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, startDashboard, titled, unexpected, type Dashboard } from '../dashboard/browser/test-browser.js';
+import { noBrowser, password, startDashboard, titled, unexpected, type Dashboard } from '../dashboard/browser/test-browser.js';
+import { dashboardService } from '../dashboard/capability.js';
 import { startTestProvider, type TestProvider } from './test-provider.js';
 
 describe('single sign-on in Chromium with oidc-provider', { skip: noBrowser }, () => {
@@ -98,6 +99,37 @@ describe('single sign-on in Chromium with oidc-provider', { skip: noBrowser }, (
       assert.deepEqual(unexpected(ours), []);
     } finally {
       await close();
+    }
+  });
+
+  test('enforce: a member\'s password sign-in says to use SSO and offers it; the primary owner still signs in with a password', async () => {
+    await d.member('pat@studio.example', 'Viewer');
+    const put = await d.s.request('PUT', `/orgs/${d.s.tenants.a.orgId}/sso`, {
+      json: { issuer: op.issuer, client_id: op.clientId, email_domains: ['studio.example'], default_role: 'Developer', enforce: true },
+    });
+    assert.equal(put.status, 200, put.text);
+    const { page, ours, close } = await browserAt('/sign-in');
+    try {
+      await page.getByLabel('E-mail').pressSequentially('pat@studio.example');
+      await page.getByLabel('Password').pressSequentially(password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      assert.match(await alert.innerText(), /"Org A" requires single sign-on: use "Sign in with SSO"/);
+      assert.ok(await page.getByRole('button', { name: 'Continue with SSO' }).isVisible(), 'the SSO form is offered, the e-mail kept');
+      assert.equal(await page.getByLabel('E-mail').inputValue(), 'pat@studio.example');
+      assert.deepEqual(unexpected(ours), []);
+    } finally {
+      await close();
+    }
+    const { link_token } = await dashboardService(d.s.server.ctx).issuePasswordLink(d.s.tenants.a.userId);
+    assert.equal((await fetch(`${d.s.apiUrl}/dashboard/password`, { method: 'POST', headers: { 'content-type': 'application/json', origin: d.s.apiUrl }, body: JSON.stringify({ link_token, password }) })).status, 200);
+    const owner = await browserAt('/sign-in');
+    try {
+      await d.signIn(owner.page, 'owner-a@example.com');
+      assert.deepEqual(unexpected(owner.ours), []);
+    } finally {
+      await owner.close();
     }
   });
 });

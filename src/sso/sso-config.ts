@@ -43,7 +43,7 @@ export function checkIssuer(issuer: string): string {
   if (url.protocol !== 'https:' && !isLoopbackHttp(url)) {
     throw badRequest(`issuer must be an https URL (http only on localhost): got ${url.protocol}`, { field: 'issuer' });
   }
-  if (url.search || url.hash || url.username || url.password) {
+  if (url.search || url.hash || /[?#]/.test(issuer) || url.username || url.password) {
     throw badRequest('issuer must not carry a query, a fragment or credentials', { field: 'issuer' });
   }
   return issuer.trim();
