@@ -28,7 +28,8 @@ function takeSsoError(): Error | undefined {
 /** E-mail and password, or "Sign in with SSO" (e-mail only, then the organisation's provider); a throttled sign-in says when to try again. */
 export function SignIn(props: { onSignedIn: () => void; notice?: string }): JSX.Element {
   const [ssoError] = useState(takeSsoError);
-  const [sso, setSso] = useState(ssoError !== undefined);
+  // #sso: the "Sign in with SSO" link opened in a new tab.
+  const [sso, setSso] = useState(() => ssoError !== undefined || location.hash === '#sso');
   const [email, setEmail] = useState(() => prefilled);
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
