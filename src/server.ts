@@ -16,6 +16,7 @@ import { openOtlp } from './otlp/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
+import { openSso } from './sso/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
@@ -127,7 +128,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openSearches(ctx));
     const idempotency = opened(openIdempotency(ctx, log));
-    opened(openDashboard(ctx, log, urls));
+    const sso = opened(openSso(ctx, log, urls));
+    opened(openDashboard(ctx, log, urls, [sso.dashboardRoutes]));
     // Last: /readyz requires the stores of every capability opened before it.
     opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));
 

@@ -171,12 +171,14 @@ export const commands: Command[] = [
       // process), so retention goes through its admin socket, or opens the store when none runs.
       const { openIdempotency } = await import('../idempotency/capability.js');
       const { purgeNotificationHistory } = await import('../notifications/capability.js');
+      const { SsoStore } = await import('../sso/sso-store.js');
       return {
         media: await media.purge(),
         events: await retentionFromCli(ctx, log),
         idempotency: await openIdempotency(ctx, log).purge(),
         dashboard: await dashboardService(ctx).purge(),
         notifications: await purgeNotificationHistory(ctx),
+        sso: { sign_ins: await new SsoStore(ctx.metadata.db).purge(new Date(ctx.clock.now()).toISOString()) },
       };
     },
   },

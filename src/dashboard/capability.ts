@@ -3,10 +3,14 @@ import type { Capability } from '../app/capability.js';
 import type { RouteRegistrar } from '../app/build-api.js';
 import type { Logger } from '../app/logger.js';
 import type { PublicUrls } from '../app/public-urls.js';
+import type { Api } from '../http/types.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
 import { memorySignInLimiters, redisSignInLimiters, type SignInLimiters } from './sign-in-limiters.js';
+
+/** Another capability's routes under /dashboard/ (single sign-on's), registered with the dashboard's hooks. */
+export type DashboardRouteRegistrar = (app: Api, service: DashboardService, secure: boolean) => void;
 
 export interface DashboardCapability extends Capability {
   /** Its routes on the API listener outside /v1 (`/`, `/dashboard/…`). */
@@ -27,7 +31,7 @@ export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiter
  * OPS_PURGE_INTERVAL_MS at most an hour apart, and in `opsctl purge`). Expired rows are refused
  * before they are purged.
  */
-export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): DashboardCapability {
+export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls, more: DashboardRouteRegistrar[] = []): DashboardCapability {
   // Sign-in attempts are counted where every API process sees them: Redis when configured.
   const limiters = ctx.config.redisUrl ? redisSignInLimiters(ctx.config.redisUrl, log) : memorySignInLimiters();
   const service = dashboardService(ctx, limiters);
@@ -43,7 +47,7 @@ export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls): D
   return {
     name: 'dashboard',
     service,
-    root: (app) => registerDashboardRoutes(app, service, ctx.config, urls),
+    root: (app) => registerDashboardRoutes(app, service, ctx.config, urls, more),
     purge,
     start: job.start,
     stop: job.stop,

@@ -13,6 +13,7 @@ import { DashboardStore, type DashboardUser, type Preferences, type SessionRow }
 import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecret, sha256, verifyPassword } from './passwords.js';
 import { scopesOfRole } from '../auth/role-policy.js';
 import { memorySignInLimiters, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
+import { passwordSignInRefusal } from '../sso/enforce.js';
 
 
 const ulid = monotonicFactory();
@@ -75,7 +76,10 @@ export class DashboardService {
   private readonly byEmail: SignInLimiters['byEmail'];
   private readonly byAddress: SignInLimiters['byAddress'];
 
+  private readonly db: Kysely<Database>;
+
   constructor(deps: DashboardDeps) {
+    this.db = deps.db;
     this.store = new DashboardStore(deps.db);
     this.clock = deps.clock;
     this.tokens = deps.tokens;
@@ -136,6 +140,13 @@ export class DashboardService {
     if (!user || !stored || !matches) throw signedOut(wrongCredentials);
     if (!(await this.store.hasMembership(user.id))) throw signedOut(wrongCredentials);
     await this.succeeded(normalised, clientAddress);
+    const refusal = await passwordSignInRefusal(this.db, user.id);
+    if (refusal) throw refusal;
+    return this.startSession(user);
+  }
+
+  /** A new session for the user (password sign-in, single sign-on): its secret is the cookie's value. */
+  async startSession(user: DashboardUser): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
     const secret = newSecret();
     const now = this.now();
     const expiresAt = now + dashboardTimings.absoluteMs;

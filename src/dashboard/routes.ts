@@ -65,7 +65,13 @@ const SessionInfo = Type.Object({
  * API listener outside /v1. Unsafe methods need an Origin of this server; the routes marked
  * `dashboardSession` need the session cookie.
  */
-export async function registerDashboardRoutes(app: Api, service: DashboardService, config: Pick<Config, 'publicUrl'>, urls: PublicUrls): Promise<void> {
+export async function registerDashboardRoutes(
+  app: Api,
+  service: DashboardService,
+  config: Pick<Config, 'publicUrl'>,
+  urls: PublicUrls,
+  more: ReadonlyArray<(app: Api, service: DashboardService, secure: boolean) => void> = [],
+): Promise<void> {
   const secure = config.publicUrl.startsWith('https:');
   const publicOrigin = config.publicUrl ? new URL(config.publicUrl).origin : undefined;
 
@@ -218,4 +224,6 @@ export async function registerDashboardRoutes(app: Api, service: DashboardServic
 
   // An Owner's or Admin's one-time set-password link for a member (password-links.ts).
   registerPasswordLinkRoute(app, service, config.publicUrl || undefined);
+  // Other capabilities' routes under /dashboard/ (single sign-on), with this plugin's hooks.
+  for (const register of more) register(app, service, secure);
 }

@@ -17,6 +17,7 @@ import { TokensPage } from './pages/tokens/tokens-page';
 import { MembersPage } from './pages/members/members-page';
 import { UsagePage } from './pages/usage/usage-page';
 import { AlertsRoutes } from './pages/alerts';
+import { SsoPage } from './pages/sso/sso-page';
 
 interface Page {
   path: string;
@@ -32,7 +33,11 @@ const pages: Page[] = [
   { path: '/members', title: 'Members', render: (route) => <MembersPage route={route} /> },
   { path: '/usage', title: 'Usage', render: (route) => <UsagePage route={route} /> },
   { path: '/alerts', title: 'Alerts', render: (route) => <AlertsRoutes route={route} /> },
+  { path: '/sso', title: 'SSO', render: (route) => <SsoPage route={route} /> },
 ];
+
+/** Pages shown in the navigation for a role: single sign-on is the Owners'. */
+const visibleTo = (role: string) => (p: Page) => p.path !== '/sso' || role === 'Owner';
 
 function pageOf(path: string): Page | undefined {
   if (path === '/') return pages[0];
@@ -169,7 +174,7 @@ function Shell(props: { state: SessionState; current: Page | undefined; children
           Menu
         </button>
         <nav id="nav" class={menuOpen ? 'open' : ''} aria-label="Pages">
-          {pages.map((p) => (
+          {pages.filter(visibleTo(state.membership.role)).map((p) => (
             <Link key={p.path} href={p.path} aria-current={props.current === p ? 'page' : undefined}>
               {p.title}
             </Link>

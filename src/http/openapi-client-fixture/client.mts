@@ -129,6 +129,13 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.PATCH('/v1/searches/{id}', { params: searchId, body: { range: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } } });
   await client.DELETE('/v1/searches/{id}', { params: searchId });
 
+  // single sign-on: no provider answers here, so PUT is a 400 naming the issuer; the rest 404
+  const sso = { path: { orgId: target.orgId } };
+  await client.PUT('/v1/orgs/{orgId}/sso', { params: sso, body: { issuer: 'http://127.0.0.1:9/', client_id: 'typed', client_secret: 'typed-secret', email_domains: ['typed.example'], default_role: 'Viewer', enforce: false } });
+  await client.GET('/v1/orgs/{orgId}/sso', { params: sso });
+  await client.POST('/v1/orgs/{orgId}/sso/test', { params: sso });
+  await client.DELETE('/v1/orgs/{orgId}/sso', { params: sso });
+
   // logs, cases, apps
   const log = await client.POST('/v1/logs', { body: { level: 'info', message: 'typed', meta: { k: 1 } } });
   await client.GET('/v1/logs', { params: { query: { level: 'info', limit: 10 } } });

@@ -51,6 +51,8 @@ export const dashboardApi = {
   setPreferences: (target: Target) => call<{ preferences: Target }>('PUT', '/dashboard/session/preferences', target),
   token: (target: Target) => call<SessionToken>('POST', '/dashboard/session/token', target),
   setPassword: (link_token: string, password: string) => call<{ ok: true }>('POST', '/dashboard/password', { link_token, password }),
+  /** "Sign in with SSO": where to send the browser (the organisation's provider), found by the e-mail's domain. */
+  startSso: (email: string) => call<{ redirect_url: string }>('POST', '/dashboard/sso/start', { email }),
   /** The e-mail address a set-password link is for; null when the link is unknown, used or expired. */
   passwordLinkEmail: async (link_token: string) => (await call<{ email: string | null }>('POST', '/dashboard/password/link', { link_token })).email,
 };

@@ -838,6 +838,58 @@ export interface paths {
         patch: operations["updateSavedSearch"];
         trace?: never;
     };
+    "/v1/orgs/{orgId}/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's single sign-on configuration (secret masked); Owner only
+         * @description Requires scope `members:write`.
+         */
+        get: operations["getSso"];
+        /**
+         * Configure the organisation's single sign-on (OpenID Connect); Owner only
+         * @description The issuer's discovery document is fetched and checked before anything is saved (400 naming `issuer` with what failed). An e-mail domain another organisation holds → 409.
+         *
+         *     Requires scope `members:write`.
+         */
+        put: operations["putSso"];
+        post?: never;
+        /**
+         * Turn single sign-on off (members sign in with passwords again); Owner only
+         * @description Requires scope `members:write`.
+         */
+        delete: operations["deleteSso"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/sso/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the saved configuration: fetch the provider's discovery document and keys again and say what was found; Owner only
+         * @description Answers 200 whether the provider passed or not: `ok` and `problems` say which.
+         *
+         *     Requires scope `members:write`.
+         */
+        post: operations["testSso"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1077,6 +1129,21 @@ export interface components {
                 /** Format: date-time */
                 to: string;
             } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SsoConfig: {
+            issuer: string;
+            client_id: string;
+            /** @description always masked */
+            client_secret: string;
+            email_domains: string[];
+            default_role: string;
+            enforce: boolean;
+            /** @description the redirect URI to register at the provider: OPS_PUBLIC_URL + /dashboard/sso/callback */
+            callback_url: string;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4059,6 +4126,201 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SavedSearch"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConfig"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the provider's Issuer Identifier (https; http only on localhost); its discovery document must answer */
+                    issuer: string;
+                    client_id: string;
+                    /** @description required the first time; absent on a change: the stored one is kept */
+                    client_secret?: string;
+                    /** @description members whose e-mail is in one of these domains sign in through this provider */
+                    email_domains: string[];
+                    /** @description the role of a member created on first sign-in (Admin, Developer, Viewer…; never Owner) */
+                    default_role: string;
+                    /** @description true: password sign-in refused for members, except the primary owner (default false) */
+                    enforce?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConfig"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true when discovery and the keys were fetched and nothing is missing */
+                        ok: boolean;
+                        issuer: string;
+                        authorization_endpoint: string;
+                        token_endpoint: string;
+                        jwks_uri: string;
+                        keys: {
+                            kid: string;
+                            kty: string;
+                            alg: string;
+                            use: string;
+                        }[];
+                        id_token_signing_alg_values_supported: string[];
+                        /** @description what failed or is missing, in words */
+                        problems: string[];
+                    };
                 };
             };
             /** @description error */

@@ -1,0 +1,43 @@
+import type { AppContext } from '../app/context.js';
+import type { Capability } from '../app/capability.js';
+import type { Logger } from '../app/logger.js';
+import type { PublicUrls } from '../app/public-urls.js';
+import { dashboardService, type DashboardRouteRegistrar } from '../dashboard/capability.js';
+import { periodicPurge } from '../app/periodic-purge.js';
+import { SsoService } from './sso-service.js';
+import { registerSsoConfigRoutes } from './routes/config-routes.js';
+import { registerSsoSignInRoutes } from './routes/sign-in-routes.js';
+
+export interface SsoCapability extends Capability {
+  readonly service: SsoService;
+  /** The sign-in routes the dashboard registers inside its own plugin (its headers, its Origin check). */
+  readonly dashboardRoutes: DashboardRouteRegistrar;
+  purge(): Promise<{ sign_ins: number }>;
+}
+
+/**
+ * Single sign-on with OpenID Connect (DECISIONS.md §22, docs/sso.md): the configuration
+ * endpoints under /v1, the sign-in under /dashboard/sso, and the purge of sign-ins abandoned
+ * at the provider.
+ */
+export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls): SsoCapability {
+  const service = new SsoService({
+    db: ctx.metadata.db,
+    clock: ctx.clock,
+    orgs: ctx.orgs,
+    members: ctx.members,
+    dashboard: dashboardService(ctx),
+    callbackUrl: () => `${urls.api}/dashboard/sso/callback`,
+  });
+  const purge = async () => ({ sign_ins: await service.purge() });
+  const job = periodicPurge(ctx, log, 'sso', purge);
+  return {
+    name: 'sso',
+    service,
+    routes: (v1) => registerSsoConfigRoutes(v1, service),
+    dashboardRoutes: (app, dashboard, secure) => registerSsoSignInRoutes(app, dashboard, service, secure),
+    purge,
+    start: job.start,
+    stop: job.stop,
+  };
+}

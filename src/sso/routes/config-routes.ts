@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Api } from '../../http/types.js';
+import { requireAuth } from '../../auth/auth-plugin.js';
+import { forbidden } from '../../errors/app-error.js';
+import { Ok } from '../../http/schemas.js';
+import { ownerRole } from '../../orgs/system-roles.js';
+import { MembersService } from '../../members/members-service.js';
+import type { SsoService } from '../sso-service.js';
+import { OrgParams, PutSsoBody, SsoConfigSchema, SsoTestReportSchema } from './schemas.js';
+
+const tags = ['sso'];
+
+/**
+ * The organisation of the path, if the caller may manage its single sign-on: members:write
+ * (the route's scope), the token's organisation, and, for a token acting for a member (the
+ * dashboard's), an Owner. Tokens acting for nobody (opsctl's) keep members:write's rule, as
+ * for members (role-policy.ts).
+ */
+function ownerOrg(request: FastifyRequest<{ Params: { orgId: string } }>): string {
+  const { tenant, member } = requireAuth(request);
+  MembersService.checkOrg(tenant.orgId, request.params.orgId);
+  if (member && member.role !== ownerRole) {
+    throw forbidden(`only an Owner can manage single sign-on (this token acts for ${member.role ? `a member whose role is ${member.role}` : 'a user who is no longer a member'}): ask an Owner`);
+  }
+  return tenant.orgId;
+}
+
+/** PUT/GET/DELETE /orgs/{orgId}/sso and POST /orgs/{orgId}/sso/test (DECISIONS.md §22). */
+export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
+  v1.addSchema(SsoConfigSchema);
+
+  v1.put(
+    '/orgs/:orgId/sso',
+    {
+      config: { scope: 'members:write' },
+      schema: {
+        tags,
+        operationId: 'putSso',
+        summary: "Configure the organisation's single sign-on (OpenID Connect); Owner only",
+        description: "The issuer's discovery document is fetched and checked before anything is saved (400 naming `issuer` with what failed). An e-mail domain another organisation holds → 409.",
+        params: OrgParams,
+        body: PutSsoBody,
+        response: { 200: Type.Ref(SsoConfigSchema) },
+      },
+    },
+    async (request) => sso.view(await sso.configure(ownerOrg(request), request.body)),
+  );
+
+  v1.get(
+    '/orgs/:orgId/sso',
+    {
+      config: { scope: 'members:write' },
+      schema: { tags, operationId: 'getSso', summary: "The organisation's single sign-on configuration (secret masked); Owner only", params: OrgParams, response: { 200: Type.Ref(SsoConfigSchema) } },
+    },
+    async (request) => sso.view(await sso.get(ownerOrg(request))),
+  );
+
+  v1.delete(
+    '/orgs/:orgId/sso',
+    {
+      config: { scope: 'members:write' },
+      schema: { tags, operationId: 'deleteSso', summary: 'Turn single sign-on off (members sign in with passwords again); Owner only', params: OrgParams, response: { 200: Ok } },
+    },
+    async (request) => {
+      await sso.remove(ownerOrg(request));
+      return { ok: true as const };
+    },
+  );
+
+  v1.post(
+    '/orgs/:orgId/sso/test',
+    {
+      config: { scope: 'members:write' },
+      schema: {
+        tags,
+        operationId: 'testSso',
+        summary: "Test the saved configuration: fetch the provider's discovery document and keys again and say what was found; Owner only",
+        description: 'Answers 200 whether the provider passed or not: `ok` and `problems` say which.',
+        params: OrgParams,
+        response: { 200: SsoTestReportSchema },
+      },
+    },
+    async (request) => sso.test(ownerOrg(request)),
+  );
+}
