@@ -22,6 +22,7 @@ import {
   compileStats,
   planStats,
   statsRowLimit,
+  hotReadsOf,
   decodeGroupValue,
   withinDatasets,
   parseSoql,
@@ -131,12 +132,14 @@ export class QueryService {
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
-    const compiled = compileFilter(query, { now, datasetIds }, dialect);
+    // Hot payload keys: read from their typed columns where a row has them (DuckDB).
+    const hot = dialect === 'duckdb' && usesPayload(query) ? hotReadsOf(await this.deps.store.hotLayouts(tenant, [...datasetIds.values()])) : undefined;
+    const compiled = compileFilter(query, { now, datasetIds, ...(hot ? { hot } : {}) }, dialect);
     const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
 
     if (query.stats) {
       const stats = query.stats;
-      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect), limit: statsRowLimit(stats) }));
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
       return {
         kind: 'stats',
         stats: rows.map((row) => ({
@@ -161,7 +164,7 @@ export class QueryService {
       const rows = await bounded(
         this.deps.store.aggregate(tenant, {
           filter,
-          key: compileGroupKey(field, dialect),
+          key: compileGroupKey(field, dialect, hot),
           limit: isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups,
         }),
       );
@@ -175,6 +178,9 @@ export class QueryService {
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
 }
+
+/** Whether the query reads a payload key anywhere (else the hot layouts need not be fetched). */
+const usesPayload = (query: SoqlQuery): boolean => JSON.stringify(query).includes('"kind":"payload"');
 
 const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 

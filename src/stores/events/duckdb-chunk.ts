@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
-import { BIGINT, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from './event-columns.js';
 import type { BatchReader } from './event-batch.js';
+import { extractHotValues, hotColumnList, maxHotKeys, pointerPath, type HotLayout, type HotValues } from './hot-columns.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -12,9 +13,16 @@ const bindings = createRequire(import.meta.resolve('@duckdb/node-api'))('@duckdb
 /** Rows per data chunk (DuckDB's vector size, 2,048). */
 export const chunkRows: number = bindings.vector_size();
 
-const typeOf: Record<string, DuckDBType> = { BIGINT, UINTEGER, VARCHAR, UUID, UTINYINT, INTEGER };
-/** Column types of `events`, in table order, from its one description (event-columns.ts). */
-export const eventTypes: readonly DuckDBType[] = eventColumnList.map((c) => typeOf[c.sql]!);
+const typeOf: Record<string, DuckDBType> = { BIGINT, UINTEGER, VARCHAR, UUID, UTINYINT, INTEGER, DOUBLE };
+/** Column types of `events`, in table order, from its one description (event-columns.ts), then the hot columns. */
+export const eventTypes: readonly DuckDBType[] = [...eventColumnList, ...hotColumnList].map((c) => typeOf[c.sql]!);
+/** Index of the first hot column (hot_layout), then hot_json, hot_s0…, hot_n0…. */
+const hotBase = eventColumnList.length;
+const hotStringAt = (slot: number) => hotBase + 2 + slot;
+const hotNumberAt = (slot: number) => hotBase + 2 + maxHotKeys + slot;
+/** A validity mask of a whole chunk, all NULL. */
+const allNull = new Uint32Array(chunkRows / 32);
+
 const col = columnIndex;
 
 const two32 = 4294967296;
@@ -160,11 +168,16 @@ export class EventChunkBuilder {
   private readonly severity = new Uint8Array(chunkRows);
   private readonly text = [new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn()];
   private readonly bytesRaw = new Int32Array(chunkRows);
+  /** The hot columns of the dataset's layout (none: every hot column NULL). */
+  private readonly hot: HotChunkColumns | undefined;
 
   constructor(
     private readonly tenant: number,
     private readonly datasetId: string,
-  ) {}
+    layout?: HotLayout,
+  ) {
+    if (layout?.slots.length) this.hot = new HotChunkColumns(layout);
+  }
 
   get size(): number {
     return this.rows;
@@ -188,6 +201,7 @@ export class EventChunkBuilder {
     message.set(i, r.message);
     payload.set(i, r.payload);
     this.bytesRaw[i] = r.bytesRaw;
+    this.hot?.add(i, r.payload);
   }
 
   /** The reader's current event (a log record's body), without decoding its text. */
@@ -200,6 +214,8 @@ export class EventChunkBuilder {
     this.severity[i] = r.severity;
     for (let k = 0; k < 5; k++) this.text[k]!.setBytes(i, r.body, r.textStart[k]!, r.textLength[k]!);
     this.bytesRaw[i] = r.bytesRaw;
+    // Only datasets with hot keys decode their payloads here.
+    if (this.hot) this.hot.add(i, r.text(4) ?? '{}');
   }
 
   build(): DuckDBDataChunk {
@@ -222,6 +238,62 @@ export class EventChunkBuilder {
     message.write(vector(col.message), n);
     payload.write(vector(col.payload), n);
     copy(col.bytes_raw, this.bytesRaw, 4);
+    if (this.hot) this.hot.write(vector, n);
+    else for (let c = hotBase; c < eventTypes.length; c++) setAllNull(vector(c), n);
     return chunk;
+  }
+}
+
+function setAllNull(vector: Bindings.Vector, rows: number): void {
+  bindings.vector_ensure_validity_writable(vector);
+  bindings.copy_data_to_vector_validity(vector, 0, allNull.buffer, 0, Math.ceil(rows / 64) * 8);
+}
+
+/**
+ * The hot columns of one chunk of a dataset with hot keys (hot-columns.ts): the layout id
+ * (constant), the row's JSON bits, and the values of the layout's slots; other slots NULL.
+ */
+class HotChunkColumns {
+  private readonly paths: string[][];
+  private readonly json = new Uint32Array(chunkRows);
+  private readonly strings = new Map<number, TextColumn>();
+  private readonly numbers = new Map<number, { values: Float64Array<ArrayBuffer>; validity: Uint32Array<ArrayBuffer> }>();
+  private readonly row: HotValues = { strings: [], numbers: [], json: 0 };
+
+  constructor(private readonly layout: HotLayout) {
+    this.paths = layout.slots.map((s) => pointerPath(s.pointer));
+    for (const s of layout.slots) {
+      if (s.type === 'number') this.numbers.set(s.slot, { values: new Float64Array(chunkRows), validity: new Uint32Array(chunkRows / 32).fill(0xffffffff) });
+      else this.strings.set(s.slot, new TextColumn());
+    }
+  }
+
+  add(i: number, payloadJson: string): void {
+    const row = this.row;
+    extractHotValues(this.layout.slots, this.paths, payloadJson, row);
+    this.json[i] = row.json;
+    for (const [slot, column] of this.strings) column.set(i, row.strings[slot] ?? null);
+    for (const [slot, column] of this.numbers) {
+      const v = row.numbers[slot];
+      if (v === null || v === undefined) column.validity[i >>> 5] = column.validity[i >>> 5]! & ~(1 << (i & 31));
+      else column.values[i] = v;
+    }
+  }
+
+  write(vector: (column: number) => Bindings.Vector, n: number): void {
+    bindings.vector_reference_value(vector(hotBase), bindings.create_uint32(this.layout.id));
+    bindings.copy_data_to_vector(vector(hotBase + 1), 0, this.json.buffer, 0, n * 4);
+    for (let slot = 0; slot < maxHotKeys; slot++) {
+      const text = this.strings.get(slot);
+      if (text) text.write(vector(hotStringAt(slot)), n);
+      else setAllNull(vector(hotStringAt(slot)), n);
+      const number = this.numbers.get(slot);
+      if (number) {
+        const v = vector(hotNumberAt(slot));
+        bindings.copy_data_to_vector(v, 0, number.values.buffer, 0, n * 8);
+        bindings.vector_ensure_validity_writable(v);
+        bindings.copy_data_to_vector_validity(v, 0, number.validity.buffer, 0, Math.ceil(n / 64) * 8);
+      } else setAllNull(vector(hotNumberAt(slot)), n);
+    }
   }
 }

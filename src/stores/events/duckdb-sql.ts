@@ -2,6 +2,7 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-columns.js';
+import { hotColumnList } from './hot-columns.js';
 
 /**
  * DDL of the event store (the `events` table from event-columns.ts). The tenant (org, project,
@@ -10,6 +11,8 @@ import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-c
  * column appends. `events_rollup` may hold several rows per (tenant, dataset, minute), one per
  * load that touched it (readers sum them); the loader merges them now and then.
  * `event_loader` holds the seq up to which the write-ahead log is loaded (one row).
+ * The hot payload keys' columns (hot-columns.ts) follow the event's own; `event_hot_layouts`
+ * holds every layout of them (slots as JSON), the newest per dataset being the one loads use.
  */
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS event_tenants (
@@ -27,6 +30,12 @@ CREATE TABLE IF NOT EXISTS events_rollup (
   dataset_id VARCHAR NOT NULL,
   minute BIGINT NOT NULL,
   count BIGINT NOT NULL
+);
+${hotColumnList.map((c) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${c.name} ${c.sql};`).join('\n')}
+CREATE TABLE IF NOT EXISTS event_hot_layouts (
+  id UINTEGER NOT NULL,
+  dataset_id VARCHAR NOT NULL,
+  slots VARCHAR NOT NULL
 );`;
 
 /** The tenant condition every statement on `events` / `events_rollup` starts with; one value. */

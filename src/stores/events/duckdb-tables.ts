@@ -11,6 +11,8 @@ import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEve
 import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from './field-stats.js';
 import { ReadGate } from './read-gate.js';
+import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 
 const noNames: ReadonlyMap<string, string> = new Map();
 
@@ -58,6 +60,7 @@ export class DuckDbEngine implements EventEngine {
     private readonly loaderConnection: DuckDBConnection,
     private readonly loader: DuckDbLoader,
     private readonly tenants: TenantIds,
+    private readonly hot: DuckDbHotLayouts,
   ) {}
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
@@ -81,7 +84,9 @@ export class DuckDbEngine implements EventEngine {
     await connection.run(schemaSql);
     const tenants = new TenantIds();
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
-    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants), tenants);
+    // Its own connection: a layout change commits alone, never inside a load's transaction.
+    const hot = await DuckDbHotLayouts.open(await instance.connect());
+    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot), tenants, hot);
   }
 
   loadedSeq(): Promise<number> {
@@ -249,6 +254,20 @@ export class DuckDbEngine implements EventEngine {
       [...this.tenantParams(tenant), request.afterSeq, ...request.filter.params],
     );
     return rows.map((r) => toStoredEvent(r, noNames));
+  }
+
+  /**
+   * The dataset's hot payload keys for rows loaded from now on (hot-columns.ts). The tenant is
+   * the caller's, checked by the caller's metadata: dataset ids are unique across tenants.
+   */
+  async setHotKeys(_tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    if (this.closed) throw new Error('event store closed');
+    await this.hot.set(datasetId, keys);
+  }
+
+  /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */
+  async hotLayouts(_tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    return this.hot.of(datasetIds);
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
@@ -177,6 +178,10 @@ export interface EventStore {
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   /** Live tail: events after a position, oldest first. */
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /** The dataset's hot payload keys for events stored from now on (hot-columns.ts). */
+  setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
+  /** The hot-key layouts events of these datasets may be stored with; SOQL compiles against them. */
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Acknowledged events not yet loaded into the engine (the freshness lag, in events). */
   readonly backlog: number;
   /** The highest seq stored (0 when empty): where a new tail session starts. */
