@@ -13,7 +13,10 @@ import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotTy
 
 /** Where a key may be read from a column: one entry per (slot, type), with the layouts that put it there. */
 interface HotPlace {
+  /** The key's bit in hot_json. */
   slot: number;
+  /** Its column (hot_s<column> or hot_n<column>). */
+  column: number;
   type: HotType;
   layouts: number[];
 }
@@ -29,10 +32,10 @@ export function hotReadsOf(layouts: readonly HotLayout[]): HotReads {
   for (const layout of layouts) {
     if (!Number.isSafeInteger(layout.id) || layout.id < 0) continue;
     for (const s of layout.slots) {
-      if (!Number.isInteger(s.slot) || s.slot < 0 || s.slot > 31) continue;
+      if (![s.slot, s.column].every((n) => Number.isInteger(n) && n >= 0 && n <= 31)) continue;
       const places = reads.get(s.pointer) ?? [];
-      let place = places.find((p) => p.slot === s.slot && p.type === s.type);
-      if (!place) places.push((place = { slot: s.slot, type: s.type, layouts: [] }));
+      let place = places.find((p) => p.slot === s.slot && p.column === s.column && p.type === s.type);
+      if (!place) places.push((place = { slot: s.slot, column: s.column, type: s.type, layouts: [] }));
       place.layouts.push(layout.id);
       reads.set(s.pointer, places);
     }
@@ -66,11 +69,11 @@ export const hotType = (reads: HotReads, pointer: string, json: () => string): s
 
 /** json_extract_string: the string of a string or boolean slot (read only under a type test). */
 export const hotString = (reads: HotReads, pointer: string, json: () => string): string =>
-  hotCase(reads, pointer, (p) => (p.type === 'number' ? 'CAST(NULL AS VARCHAR)' : hotStringColumn(p.slot)), json);
+  hotCase(reads, pointer, (p) => (p.type === 'number' ? 'CAST(NULL AS VARCHAR)' : hotStringColumn(p.column)), json);
 
 /** The key's number, NULL for any other type (duckDbPayloadNumber). */
 export const hotNumber = (reads: HotReads, pointer: string, json: () => string): string =>
-  hotCase(reads, pointer, (p) => (p.type === 'number' ? hotNumberColumn(p.slot) : 'CAST(NULL AS DOUBLE)'), json);
+  hotCase(reads, pointer, (p) => (p.type === 'number' ? hotNumberColumn(p.column) : 'CAST(NULL AS DOUBLE)'), json);
 
 /**
  * The group key: the value's JSON text as DuckDB writes it (duckdb-group.ts). A string's is
@@ -82,7 +85,7 @@ export const hotGroupKey = (reads: HotReads, pointer: string, json: () => string
   hotCase(
     reads,
     pointer,
-    (p) => (p.type === 'string' ? `CAST(to_json(${hotStringColumn(p.slot)}) AS VARCHAR)` : p.type === 'boolean' ? hotStringColumn(p.slot) : `CAST(CAST(${hotNumberColumn(p.slot)} AS BIGINT) AS VARCHAR)`),
+    (p) => (p.type === 'string' ? `CAST(to_json(${hotStringColumn(p.column)}) AS VARCHAR)` : p.type === 'boolean' ? hotStringColumn(p.column) : `CAST(CAST(${hotNumberColumn(p.column)} AS BIGINT) AS VARCHAR)`),
     json,
-    (p) => (p.type === 'number' ? `(${hotNumberColumn(p.slot)} IS NULL OR (${hotNumberColumn(p.slot)} = trunc(${hotNumberColumn(p.slot)}) AND abs(${hotNumberColumn(p.slot)}) < 1e15))` : 'TRUE'),
+    (p) => (p.type === 'number' ? `(${hotNumberColumn(p.column)} IS NULL OR (${hotNumberColumn(p.column)} = trunc(${hotNumberColumn(p.column)}) AND abs(${hotNumberColumn(p.column)}) < 1e15))` : 'TRUE'),
   );

@@ -13,7 +13,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { EventChunkBuilder } from '../../stores/events/duckdb-chunk.js';
 import { statsSelect } from '../../stores/events/event-store.js';
 import { tenantWhere } from '../../stores/events/duckdb-sql.js';
-import type { HotLayout } from '../../stores/events/hot-columns.js';
+import { hotColumnType, type HotLayout } from '../../stores/events/hot-columns.js';
 import type { MemoryEvent } from './predicate.js';
 import {
   compileDuckDbFilter,
@@ -29,8 +29,11 @@ import {
 import { DATASET_IDS, NOW, TENANT, eventsArb, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from './testkit.test.js';
 
 let con: DuckDBConnection;
+/** The hot columns, added in an order of their own (as layouts would have added them). */
+const hotColumns = ['hot_layout', 'hot_json', 'hot_n0', 'hot_s0', 'hot_s1', 'hot_s2', 'hot_n1', 'hot_s3'];
 before(async () => {
   con = await openEventsDb();
+  for (const c of hotColumns) await con.run(`ALTER TABLE events ADD COLUMN ${c} ${hotColumnType(c)}`);
 });
 after(() => {
   con.closeSync();
@@ -41,10 +44,10 @@ const first = (id: number, datasetId: string): HotLayout => ({
   id,
   datasetId,
   slots: [
-    { pointer: '/ping', type: 'number', slot: 0 },
-    { pointer: '/s', type: 'string', slot: 1 },
-    { pointer: '/a', type: 'boolean', slot: 2 },
-    { pointer: '/b/a', type: 'string', slot: 3 },
+    { pointer: '/ping', type: 'number', slot: 0, column: 0 },
+    { pointer: '/s', type: 'string', slot: 1, column: 0 },
+    { pointer: '/a', type: 'boolean', slot: 2, column: 1 },
+    { pointer: '/b/a', type: 'string', slot: 3, column: 2 },
   ],
 });
 /** After it: ping a string in another slot, s gone, n and ~/k new (slot 31: the top bit), a kept. */
@@ -52,11 +55,11 @@ const second = (id: number, datasetId: string): HotLayout => ({
   id,
   datasetId,
   slots: [
-    { pointer: '/n', type: 'number', slot: 0 },
-    { pointer: '/ping', type: 'string', slot: 1 },
-    { pointer: '/a', type: 'boolean', slot: 2 },
-    { pointer: '/~0~1k', type: 'string', slot: 31 },
-    { pointer: '/x y', type: 'number', slot: 5 },
+    { pointer: '/n', type: 'number', slot: 0, column: 0 },
+    { pointer: '/ping', type: 'string', slot: 1, column: 0 },
+    { pointer: '/a', type: 'boolean', slot: 2, column: 1 },
+    { pointer: '/~0~1k', type: 'string', slot: 31, column: 3 },
+    { pointer: '/x y', type: 'number', slot: 5, column: 1 },
   ],
 });
 const datasetIds = [...DATASET_IDS.values()];
@@ -88,7 +91,7 @@ async function loadThroughChunks(events: readonly MemoryEvent[]): Promise<void> 
       const layout = phase === 0 ? undefined : (phase === 1 ? firstLayouts : secondLayouts).find((l) => l.datasetId === datasetId);
       if (!chunk || chunk.full || key !== `${datasetId}|${phase}`) {
         if (chunk) appender.appendDataChunk(chunk.build());
-        chunk = new EventChunkBuilder(tenant, datasetId, layout);
+        chunk = new EventChunkBuilder(tenant, datasetId, layout, hotColumns);
         key = `${datasetId}|${phase}`;
       }
       chunk.add({
@@ -184,9 +187,9 @@ test('rows loaded with a hot key are read from its column, not the JSON', async 
     bytes_raw: 1,
   }));
   await loadThroughChunks(events);
-  // The second layout's rows (seqs 5, 6) hold ping as a string: their hot_n0 is n, NULL here,
-  // and their bit for slot 1 (ping's string slot) is set, since ping is a number.
-  const rows = (await con.runAndReadAll(`SELECT seq, hot_layout, hot_json, hot_n0, hot_s1 FROM events WHERE ${tenantWhere} ORDER BY seq`, [TENANT])).getRows();
+  // The second layout's rows (seqs 5, 6) hold ping as a string (hot_s0): its values are
+  // numbers, so their bit for ping's slot (1) is set; hot_n0 is n there, absent.
+  const rows = (await con.runAndReadAll(`SELECT seq, hot_layout, hot_json, hot_n0, hot_s0 FROM events WHERE ${tenantWhere} ORDER BY seq`, [TENANT])).getRows();
   assert.deepEqual(
     rows.map((r) => r.map((v) => (typeof v === 'bigint' ? Number(v) : v))),
     [

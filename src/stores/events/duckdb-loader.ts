@@ -65,7 +65,7 @@ export class DuckDbLoader {
         if (!chunk || chunk.full || chunkTenant !== tenantId || chunkDataset !== datasetId) {
           chunkTenant = tenantId;
           chunkDataset = datasetId;
-          chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId))));
+          chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns)));
         }
         chunk.addEncoded(seq++, batch);
         const minute = Math.floor(ts / 60_000);

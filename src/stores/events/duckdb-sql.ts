@@ -2,7 +2,6 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-columns.js';
-import { hotColumnList } from './hot-columns.js';
 
 /**
  * DDL of the event store (the `events` table from event-columns.ts). The tenant (org, project,
@@ -11,8 +10,9 @@ import { hotColumnList } from './hot-columns.js';
  * column appends. `events_rollup` may hold several rows per (tenant, dataset, minute), one per
  * load that touched it (readers sum them); the loader merges them now and then.
  * `event_loader` holds the seq up to which the write-ahead log is loaded (one row).
- * The hot payload keys' columns (hot-columns.ts) follow the event's own; `event_hot_layouts`
- * holds every layout of them (slots as JSON), the newest per dataset being the one loads use.
+ * The hot payload keys' columns (hot-columns.ts) are added after the event's own as layouts
+ * need them; `event_hot_layouts` holds every layout (slots as JSON), the newest per dataset
+ * being the one loads use.
  */
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS event_tenants (
@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS events_rollup (
   minute BIGINT NOT NULL,
   count BIGINT NOT NULL
 );
-${hotColumnList.map((c) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${c.name} ${c.sql};`).join('\n')}
 CREATE TABLE IF NOT EXISTS event_hot_layouts (
   id UINTEGER NOT NULL,
   dataset_id VARCHAR NOT NULL,

@@ -84,8 +84,7 @@ export class DuckDbEngine implements EventEngine {
     await connection.run(schemaSql);
     const tenants = new TenantIds();
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
-    // Its own connection: a layout change commits alone, never inside a load's transaction.
-    const hot = await DuckDbHotLayouts.open(await instance.connect());
+    const hot = await DuckDbHotLayouts.open(connection);
     return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot), tenants, hot);
   }
 
@@ -95,7 +94,15 @@ export class DuckDbEngine implements EventEngine {
 
   load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
-    return this.loader.load(records, lastSeq);
+    return this.betweenLoads(() => this.loader.load(records, lastSeq));
+  }
+
+  /** The loader's connection, one use at a time: loads and hot-key changes (which ALTER events). */
+  private loaderQueue: Promise<unknown> = Promise.resolve();
+  private betweenLoads<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.loaderQueue.then(run);
+    this.loaderQueue = next.catch(() => undefined);
+    return next;
   }
 
   async existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]> {
@@ -202,12 +209,12 @@ export class DuckDbEngine implements EventEngine {
     const { from, to } = sampleRange(sizes.map(([seq, size]) => [seq!, Number(size)] as const)) ?? { from: oldest, to: oldest };
     // Between the seqs measured: events appended meanwhile are not in the byte count.
     const rows = await this.read(`SELECT payload FROM events WHERE ${where} AND seq BETWEEN ? AND ? ORDER BY seq DESC`, [...params, from, to]);
-    const { fields, truncated } = discoverFields(
+    const { fields, truncated, frequent } = discoverFields(
       rows.map((r) => r[0] as string),
       request.maxKeys,
       request.maxSamples,
     );
-    return { fields, sampledEvents: rows.length, truncated };
+    return { fields, sampledEvents: rows.length, truncated, frequent };
   }
 
   /**
@@ -262,7 +269,7 @@ export class DuckDbEngine implements EventEngine {
    */
   async setHotKeys(_tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
     if (this.closed) throw new Error('event store closed');
-    await this.hot.set(datasetId, keys);
+    await this.betweenLoads(() => this.hot.set(datasetId, keys));
   }
 
   /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */

@@ -132,6 +132,17 @@ export interface FieldStat {
   samples: string[];
 }
 
+/** A payload key most often held as one scalar type in the sample: a hot-key candidate. */
+export interface FrequentKey {
+  /** As FieldStat.key (dot path). */
+  key: string;
+  /** Its keys below payload. */
+  path: string[];
+  type: 'string' | 'number' | 'boolean';
+  /** Sampled events holding a value of that type there. */
+  count: number;
+}
+
 export interface FieldStatsRequest {
   datasetId: string;
   /** Only events with ts >= this (epoch ms). */
@@ -147,6 +158,8 @@ export interface FieldStats {
   sampledEvents: number;
   /** True when a bound stopped discovery: too many distinct paths, or nesting too deep. */
   truncated: boolean;
+  /** Up to 32 keys by how often they hold one scalar type (absent from engines that do not tell). */
+  frequent?: FrequentKey[];
 }
 
 export interface TailRequest {

@@ -3,13 +3,16 @@
  * payload keys are also stored as typed columns, so a query on them reads a column instead of
  * parsing every payload's JSON.
  *
- * Layout. `events` has 32 slots, each a VARCHAR column `hot_s<k>` (strings; booleans as
- * 'true'/'false') and a DOUBLE column `hot_n<k>` (numbers), plus two integers per row:
+ * Layout. `events` gets, as hot keys need them, VARCHAR columns `hot_s<i>` (strings; booleans as
+ * 'true'/'false') and DOUBLE columns `hot_n<i>` (numbers), at most 32 of each, shared by the
+ * datasets (a dataset's keys take the lowest free ones of their kind), plus two integers per
+ * row (added with the first hot key; a store without hot keys has none of these columns: every
+ * column costs the loader a 256 KiB block per row group in memory, whether it holds values or not):
  * - `hot_layout`: the id of the dataset's layout when the row was loaded (NULL: none). A layout
  *   is immutable (which key is in which slot, with which type); changing a dataset's hot keys
  *   makes a new one. A query is compiled against the layouts it knows, so rows written under a
  *   layout it does not know (older, newer, another dataset's) read the JSON: never a wrong slot.
- * - `hot_json`: a bit per slot whose value the column does not hold (another type than the
+ * - `hot_json`: a bit per key of the layout (its `slot`, 0–31) whose value the column does not hold (another type than the
  *   slot's, a JSON null, an object or array, a string DuckDB stores differently, a payload
  *   DuckDB cannot read): those rows read the JSON too.
  * So a slot's column is authoritative exactly when the row's layout is known and its bit is
@@ -30,8 +33,10 @@ export interface HotKey {
 }
 
 export interface HotSlot extends HotKey {
-  /** 0 … maxHotKeys - 1: columns hot_s<slot> / hot_n<slot>, bit 1 << slot of hot_json. */
+  /** 0 … maxHotKeys - 1: the key's bit (1 << slot) in hot_json. */
   slot: number;
+  /** 0 … maxHotKeys - 1: its column, hot_s<column> (strings, booleans) or hot_n<column> (numbers). */
+  column: number;
 }
 
 /** One immutable layout of one dataset's hot keys. */
@@ -41,18 +46,20 @@ export interface HotLayout {
   slots: HotSlot[];
 }
 
-export const hotStringColumn = (slot: number): string => `hot_s${slot}`;
-export const hotNumberColumn = (slot: number): string => `hot_n${slot}`;
-/** The column a slot of this type reads. */
-export const hotColumn = (s: { slot: number; type: HotType }): string => (s.type === 'number' ? hotNumberColumn(s.slot) : hotStringColumn(s.slot));
+export const hotStringColumn = (column: number): string => `hot_s${column}`;
+export const hotNumberColumn = (column: number): string => `hot_n${column}`;
+/** The column of a key of this type. */
+export const hotColumn = (s: { column: number; type: HotType }): string => (s.type === 'number' ? hotNumberColumn(s.column) : hotStringColumn(s.column));
 
-/** The hot columns of `events`, in table order after the event's own columns. */
-export const hotColumnList: ReadonlyArray<{ name: string; sql: 'UINTEGER' | 'VARCHAR' | 'DOUBLE' }> = [
-  { name: 'hot_layout', sql: 'UINTEGER' },
-  { name: 'hot_json', sql: 'UINTEGER' },
-  ...Array.from({ length: maxHotKeys }, (_, k) => ({ name: hotStringColumn(k), sql: 'VARCHAR' as const })),
-  ...Array.from({ length: maxHotKeys }, (_, k) => ({ name: hotNumberColumn(k), sql: 'DOUBLE' as const })),
-];
+/** The columns a layout needs in `events` (the two per-row integers first). */
+export const hotColumnsOf = (slots: readonly HotSlot[]): string[] => ['hot_layout', 'hot_json', ...slots.map(hotColumn)];
+
+/** The SQL type of a hot column, by its name. */
+export const hotColumnType = (name: string): 'UINTEGER' | 'VARCHAR' | 'DOUBLE' =>
+  name.startsWith('hot_s') ? 'VARCHAR' : name.startsWith('hot_n') ? 'DOUBLE' : 'UINTEGER';
+
+/** Whether a column of `events` is a hot column (one this file names). */
+export const isHotColumn = (name: string): boolean => /^hot_(?:layout|json|[sn](?:[12]?\d|3[01]))$/.test(name);
 
 /** Path components of a JSON pointer (RFC 6901). */
 export function pointerPath(pointer: string): string[] {
@@ -64,9 +71,10 @@ export function pointerPath(pointer: string): string[] {
 }
 
 /**
- * The next layout of a dataset: keys already hot with the same type keep their slot (so the
- * columns of one key stay one column as long as it is hot); new keys take the lowest free
- * slots. Undefined when `keys` is what `current` holds already. At most maxHotKeys keys.
+ * The next layout of a dataset: keys already hot with the same type keep their slot and column
+ * (so one key stays in one column as long as it is hot); new keys take the lowest free slot and
+ * the lowest free column of their kind. Undefined when `keys` is what `current` holds already.
+ * At most maxHotKeys keys.
  */
 export function nextSlots(current: readonly HotSlot[], keys: readonly HotKey[]): HotSlot[] | undefined {
   const wanted = dedupe(keys).slice(0, maxHotKeys);
@@ -74,13 +82,20 @@ export function nextSlots(current: readonly HotSlot[], keys: readonly HotKey[]):
   if (same) return undefined;
   const kept = current.filter((s) => wanted.some((k) => k.pointer === s.pointer && k.type === s.type));
   const used = new Set(kept.map((s) => s.slot));
+  const usedColumns = new Set(kept.map(hotColumn));
   const slots = [...kept];
+  const lowest = (taken: (n: number) => boolean): number => {
+    let n = 0;
+    while (taken(n)) n++;
+    return n;
+  };
   for (const k of wanted) {
     if (kept.some((s) => s.pointer === k.pointer)) continue;
-    let slot = 0;
-    while (used.has(slot)) slot++;
+    const slot = lowest((n) => used.has(n));
+    const column = lowest((n) => usedColumns.has(hotColumn({ column: n, type: k.type })));
     used.add(slot);
-    slots.push({ pointer: k.pointer, type: k.type, slot });
+    usedColumns.add(hotColumn({ column, type: k.type }));
+    slots.push({ pointer: k.pointer, type: k.type, slot, column });
   }
   return slots.sort((a, b) => a.slot - b.slot);
 }
@@ -90,7 +105,7 @@ function dedupe(keys: readonly HotKey[]): HotKey[] {
   return keys.filter((k) => !seen.has(k.pointer) && seen.add(k.pointer));
 }
 
-/** One row's hot values: per slot a string, a number or null, and the bits read from the JSON. */
+/** One row's hot values: per slot (indexed by slot) a string, a number or null, and the bits read from the JSON. */
 export interface HotValues {
   strings: Array<string | null>;
   numbers: Array<number | null>;

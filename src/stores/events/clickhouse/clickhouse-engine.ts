@@ -475,12 +475,12 @@ export class ClickHouseEngine implements EventEngine {
       `SELECT payload FROM ${this.db}.events WHERE ${where} AND seq >= ? AND seq <= ? ORDER BY seq DESC`,
       [...params, range.from, range.to],
     );
-    const { fields, truncated } = discoverFields(
+    const { fields, truncated, frequent } = discoverFields(
       rows.map((r) => r.payload),
       request.maxKeys,
       request.maxSamples,
     );
-    return { fields, sampledEvents: rows.length, truncated };
+    return { fields, sampledEvents: rows.length, truncated, frequent };
   }
 
   /** One retention delete at a time (see deleteBeforeNow). */
