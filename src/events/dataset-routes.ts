@@ -146,10 +146,13 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: Ev
     },
     async (request) => {
       const { tenant, plan } = requireAuth(request);
-      const { hot_keys: pins, ...patch } = request.body;
+      const { hot_keys: items, ...patch } = request.body;
+      if (!items) return (await summaries(tenant, [await datasets.update(tenant, plan, request.params.name, patch)]))[0];
+      // Bad pins are a 400 before anything is written.
+      const dataset = await datasets.getActive(tenant, request.params.name);
+      const pins = await hotKeys.resolvePins(tenant, dataset, items, async () => (await schemas.schemaOf(tenant, dataset)).stats);
       const updated = await datasets.update(tenant, plan, request.params.name, patch);
-      if (!pins) return (await summaries(tenant, [updated]))[0];
-      const hot = await hotKeys.pin(tenant, updated, pins, async () => (await schemas.schemaOf(tenant, updated)).stats);
+      const hot = await hotKeys.pin(tenant, updated, pins);
       const counts = await store.rollupCounts(tenant, [updated.id], ctx.clock.now() - dayMs);
       return summaryOf(updated, counts.get(updated.id) ?? 0, hot);
     },

@@ -84,6 +84,12 @@ export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats
 
 export type HotKeyPin = string | { key: string; type: HotType };
 
+export interface ResolvedPins {
+  pins: HotKeyEntry[];
+  /** The discovery sample, when a pin needed it for its type. */
+  sample: FieldStats | undefined;
+}
+
 export class HotKeyService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -97,11 +103,11 @@ export class HotKeyService {
   }
 
   /**
-   * PATCH /datasets/{name} `hot_keys`: the pins become exactly these. A key given without a
-   * type takes the one it has as a hot key already, else the one discovery sees most
-   * (`stats`); a key nobody has seen needs its type.
+   * PATCH /datasets/{name} `hot_keys`, checked before anything is written: the pins as entries.
+   * A key given without a type takes the one it has as a hot key already, else the one
+   * discovery sees most (`stats`); a key nobody has seen needs its type (400).
    */
-  async pin(tenant: Tenant, dataset: Dataset, items: readonly HotKeyPin[], stats: () => Promise<FieldStats>): Promise<HotKeyEntry[]> {
+  async resolvePins(tenant: Tenant, dataset: Dataset, items: readonly HotKeyPin[], stats: () => Promise<FieldStats>): Promise<ResolvedPins> {
     if (items.length > maxHotKeys) {
       throw badRequest(`at most ${maxHotKeys} hot keys per dataset; ${items.length} were given`, { field: 'hot_keys' });
     }
@@ -126,6 +132,12 @@ export class HotKeyService {
       }
       pins.push({ path, type, pinned: true });
     }
+    return { pins, sample };
+  }
+
+  /** The pins become exactly these (resolvePins); discovery's keys fill the rest. */
+  async pin(tenant: Tenant, dataset: Dataset, { pins, sample }: ResolvedPins): Promise<HotKeyEntry[]> {
+    const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
     return this.save(tenant, dataset, current, chooseHotKeys(current, sample, pins));
   }
 
