@@ -28,6 +28,7 @@ import {
   parseSoql,
   printField,
   printSoql,
+  type Expr,
   type GroupValue,
   type SoqlQuery,
 } from './soql/index.js';
@@ -180,7 +181,16 @@ export class QueryService {
 }
 
 /** Whether the query reads a payload key anywhere (else the hot layouts need not be fetched). */
-const usesPayload = (query: SoqlQuery): boolean => JSON.stringify(query).includes('"kind":"payload"');
+function usesPayload(query: SoqlQuery): boolean {
+  const inExpr = (e: Expr): boolean =>
+    e.type === 'and' || e.type === 'or' ? e.items.some(inExpr) : e.type === 'not' ? inExpr(e.expr) : e.type !== 'freetext' && e.field.kind === 'payload';
+  return (
+    (query.filter !== null && inExpr(query.filter)) ||
+    query.groupBy?.kind === 'payload' ||
+    (query.stats?.by.some((b) => b.kind === 'field' && b.field.kind === 'payload') ?? false) ||
+    (query.stats?.aggregates.some((a) => a.fn !== 'count' && a.field.kind === 'payload') ?? false)
+  );
+}
 
 const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
