@@ -27,6 +27,7 @@ import { maxGroups, pageSize } from '../src/query/query-service.js';
 import { ClickHouseEngine } from '../src/stores/events/clickhouse/clickhouse-engine.js';
 import { tenantKey, type Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';
+import { hotColumn, type HotSlot } from '../src/stores/events/hot-columns.js';
 import { benchDatabaseUrl, ClickHouseHosts, dropClickHouseDatabase, findClickHouse, generateEvents, traceStatements } from './clickhouse-support.js';
 
 const sizes = (process.env.BENCH_QUERY_SIZES ?? '1000000,10000000').split(',').map(Number);
@@ -239,6 +240,87 @@ for (const size of sizes) {
       `  ${name.padEnd(22)} http ${fmt(http, 1).padStart(8)} ms   duckdb ${fmt(r, 1).padStart(8)} ms   ratio ${fmt(http / r, 2)}×   (${shapes.get(name)}; q: ${q})`,
     );
   }
+  await hotKeyRows(size);
+}
+
+/**
+ * Hot payload keys (issue #31): the same queries on a payload key and on a canonical column,
+ * with the payload keys read from the JSON, then from their hot columns. The keys are made hot
+ * through the server's store (the layouts and columns it would make), and the generated rows'
+ * hot columns filled with SQL as the loader would have filled them at load (the bench generates
+ * rows without the loader). Bytes per event: copies of the table into files of their own,
+ * without and with the hot columns.
+ */
+async function hotKeyRows(size: number): Promise<void> {
+  const pairs = [
+    ['count where severity', 'severity == error stats count()'],
+    ['count where payload.map', 'payload.map == dust stats count()'],
+    ['group by source', 'group by source'],
+    ['group by payload.map', 'group by payload.map'],
+    ['p95(bytes_raw) by source', 'stats p95(bytes_raw) by source'],
+    ['p95(payload.ping) by source', 'stats p95(payload.ping) by source'],
+  ] as const;
+  const measure = async () => {
+    const results = new Map<string, number>();
+    server = await start();
+    const client = httpClient(server.apiUrl, token);
+    for (const [name, q] of pairs) results.set(name, median(await time(runs, () => client.post(q), 3)));
+    client.close();
+    return results;
+  };
+  const raw = await openRaw();
+  let c = await raw.connect();
+  const hasHot = (await c.runAndReadAll("SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' AND column_name = 'hot_layout'")).getRows()[0]![0];
+  if (Number(hasHot)) await c.run('UPDATE events SET hot_layout = NULL');
+  c.closeSync();
+  raw.closeSync();
+  const json = await measure();
+  // Three hot keys (map, ping, round), through the store as PATCH /datasets/{name} would.
+  for (const id of ids) {
+    await server.events.store.setHotKeys(tenant, id, [
+      { pointer: '/map', type: 'string' },
+      { pointer: '/ping', type: 'number' },
+      { pointer: '/round', type: 'number' },
+    ]);
+  }
+  await server.close();
+  const t = performance.now();
+  const filled = await openRaw();
+  c = await filled.connect();
+  const layouts = (await c.runAndReadAll('SELECT id, dataset_id, slots FROM event_hot_layouts')).getRows();
+  for (const [id, datasetId, slotsText] of layouts) {
+    const slots = JSON.parse(slotsText as string) as HotSlot[];
+    const set = slots.map((s) => `${hotColumn(s)} = ${s.type === 'number' ? `TRY_CAST(json_extract(payload, '${s.pointer}')::VARCHAR AS DOUBLE)` : `json_extract_string(payload, '${s.pointer}')`}`);
+    await c.run(`UPDATE events SET hot_layout = ${Number(id)}, hot_json = 0, ${set.join(', ')} WHERE dataset_id = ?`, [datasetId as string]);
+  }
+  await c.run('CHECKPOINT');
+  const fillMs = performance.now() - t;
+  // Bytes per event: the table copied into a file of its own, without and with the hot columns.
+  const bytes = async (select: string, name: string) => {
+    const file = path.join(dir, `${name}.duckdb`);
+    fs.rmSync(file, { force: true });
+    await c.run(`ATTACH '${file}' AS ${name}`);
+    await c.run(`CREATE TABLE ${name}.events AS SELECT ${select} FROM events ORDER BY seq`);
+    await c.run(`DETACH ${name}`);
+    const b = fs.statSync(file).size;
+    fs.rmSync(file, { force: true });
+    return b / size;
+  };
+  const hotCols = (await c.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = 'events' AND column_name LIKE 'hot_%' ORDER BY column_index")).getRows().map((r) => r[0] as string);
+  const base = (await c.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = 'events' AND column_name NOT LIKE 'hot_%' ORDER BY column_index")).getRows().map((r) => r[0] as string);
+  const before = await bytes(base.join(', '), 'bytes_before');
+  const afterBytes = await bytes([...base, ...hotCols].join(', '), 'bytes_after');
+  c.closeSync();
+  filled.closeSync();
+  const hot = await measure();
+  await server.close();
+  console.log(`  hot payload keys (map, ping, round; filled in ${fmt(fillMs / 1000, 1)} s), HTTP medians, ms:`);
+  for (const [name] of pairs) {
+    console.log(`    ${name.padEnd(28)} json ${fmt(json.get(name)!, 1).padStart(8)}   hot ${fmt(hot.get(name)!, 1).padStart(8)}`);
+  }
+  const ratio = (a: string, b: string) => `${fmt(hot.get(a)! / hot.get(b)!, 2)}× (was ${fmt(json.get(a)! / json.get(b)!, 2)}×)`;
+  console.log(`    hot key / canonical: filter ${ratio('count where payload.map', 'count where severity')}, group by ${ratio('group by payload.map', 'group by source')}, p95 by source ${ratio('p95(payload.ping) by source', 'p95(bytes_raw) by source')}`);
+  console.log(`    bytes per event: ${fmt(before, 1)} without hot columns, ${fmt(afterBytes, 1)} with 3 (${fmt((afterBytes / before - 1) * 100, 1)}% more)`);
 }
 console.log('\ngoals: page < 50 ms; group-by over 10M < 500 ms; stats (bin(1m) over 24 h, p95 by source over 10M) < 500 ms; overhead over raw DuckDB ≤ 1.3×');
 fs.rmSync(dir, { recursive: true, force: true });

@@ -133,6 +133,7 @@ export class DatasetService {
       default_severity: fields.default_severity ?? null,
       is_default: name === defaultDatasetName ? 1 : 0,
       archived_at: null,
+      hot_keys: null,
       created_at: now,
       updated_at: now,
     };

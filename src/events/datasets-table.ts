@@ -12,6 +12,8 @@ export interface DatasetsTable {
   is_default: number;
   /** Set when archived; archived datasets keep their name (ingest to it is 409). */
   archived_at: string | null;
+  /** Hot payload keys, JSON `[{path, type, pinned}]` (migration 0016; events/hot-keys.ts). */
+  hot_keys: string | null;
   created_at: string;
   updated_at: string;
 }

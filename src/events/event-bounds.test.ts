@@ -156,7 +156,8 @@ describe('event bounds', () => {
     assert.equal(r.body.sampled_events, 4);
     assert.equal(r.body.payload_fields_truncated, true);
     assert.equal(r.body.payload_fields.length, 50);
-    assert.deepEqual(r.body.payload_fields[0], { key: 'top', cardinality: 3, samples: ['t', 'w', 'x'] });
+    // Held as a string by 3 of the 4 events: a hot key (issue #31).
+    assert.deepEqual(r.body.payload_fields[0], { key: 'top', cardinality: 3, samples: ['t', 'w', 'x'], hot: true });
     // group by over the same stored events answers too (the deep value as its JSON text)
     const q = await s.request('POST', '/query', { json: { q: 'dataset:legacy group by payload.a' } });
     assert.equal(q.status, 200, q.text);

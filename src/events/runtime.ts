@@ -6,6 +6,7 @@ import { openEventStore } from '../stores/events/open-event-store.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
+import { HotKeyService } from './hot-keys.js';
 import type { Tenant } from '../tenancy/tenant.js';
 
 /**
@@ -25,6 +26,8 @@ export interface EventsRuntime {
   owner: boolean;
   datasets: DatasetService;
   schemas: SchemaService;
+  /** Each dataset's hot payload keys (issue #31). */
+  hotKeys: HotKeyService;
   /** Calls `listener` after each durable append in this process (live tail wakes its sessions; polling is the fallback). */
   onAppended(listener: AppendListener): void;
   /** The write path's report of a durable append: tells every listener; one that throws is given to `onError`. */
@@ -73,6 +76,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
     owner,
     datasets,
     schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs),
+    hotKeys: new HotKeyService(ctx.metadata.db, store),
     onAppended: (listener) => void listeners.add(listener),
     appended: (tenant, lastSeq, events, onError) => {
       for (const listener of listeners) {

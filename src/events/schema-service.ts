@@ -31,7 +31,7 @@ export class SchemaService {
     private readonly ttlMs: number,
   ) {}
 
-  async schemaOf(tenant: Tenant, dataset: Dataset): Promise<{ schema: DatasetSchema; hit: boolean }> {
+  async schemaOf(tenant: Tenant, dataset: Dataset): Promise<{ schema: DatasetSchema; hit: boolean; stats: FieldStats }> {
     const now = this.clock.now();
     const key = `${tenant.orgId}|${tenant.projectId}|${tenant.mode}|${dataset.id}`;
     let entry = this.cache.get(key);
@@ -49,6 +49,7 @@ export class SchemaService {
     }
     return {
       hit,
+      stats: entry!.stats,
       schema: {
         dataset: dataset.name,
         canonical_fields: canonicalFields.map((f) => ({ ...f })),

@@ -22,11 +22,13 @@ import {
   compileStats,
   planStats,
   statsRowLimit,
+  hotReadsOf,
   decodeGroupValue,
   withinDatasets,
   parseSoql,
   printField,
   printSoql,
+  type Expr,
   type GroupValue,
   type SoqlQuery,
 } from './soql/index.js';
@@ -131,12 +133,14 @@ export class QueryService {
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
-    const compiled = compileFilter(query, { now, datasetIds }, dialect);
+    // Hot payload keys: read from their typed columns where a row has them (DuckDB).
+    const hot = dialect === 'duckdb' && usesPayload(query) ? hotReadsOf(await this.deps.store.hotLayouts(tenant, [...datasetIds.values()])) : undefined;
+    const compiled = compileFilter(query, { now, datasetIds, ...(hot ? { hot } : {}) }, dialect);
     const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
 
     if (query.stats) {
       const stats = query.stats;
-      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect), limit: statsRowLimit(stats) }));
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
       return {
         kind: 'stats',
         stats: rows.map((row) => ({
@@ -161,7 +165,7 @@ export class QueryService {
       const rows = await bounded(
         this.deps.store.aggregate(tenant, {
           filter,
-          key: compileGroupKey(field, dialect),
+          key: compileGroupKey(field, dialect, hot),
           limit: isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups,
         }),
       );
@@ -174,6 +178,18 @@ export class QueryService {
     const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
+}
+
+/** Whether the query reads a payload key anywhere (else the hot layouts need not be fetched). */
+function usesPayload(query: SoqlQuery): boolean {
+  const inExpr = (e: Expr): boolean =>
+    e.type === 'and' || e.type === 'or' ? e.items.some(inExpr) : e.type === 'not' ? inExpr(e.expr) : e.type !== 'freetext' && e.field.kind === 'payload';
+  return (
+    (query.filter !== null && inExpr(query.filter)) ||
+    query.groupBy?.kind === 'payload' ||
+    (query.stats?.by.some((b) => b.kind === 'field' && b.field.kind === 'payload') ?? false) ||
+    (query.stats?.aggregates.some((a) => a.fn !== 'count' && a.field.kind === 'payload') ?? false)
+  );
 }
 
 const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);

@@ -33,6 +33,11 @@ const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promi
   'delete-before': (store, body) => store.deleteBefore(tenantOf(body), body.datasetId, body.beforeMs),
   'read-after': (store, body) => store.readAfter(tenantOf(body), body.request),
   'last-seq': (store) => store.lastSeq(),
+  'set-hot-keys': async (store, body) => {
+    await store.setHotKeys(tenantOf(body), body.datasetId, body.keys);
+    return { ok: true };
+  },
+  'hot-layouts': (store, body) => store.hotLayouts(tenantOf(body), body.datasetIds),
   dialect: (store) => store.dialect(),
   ping: async (store) => {
     await store.ping();

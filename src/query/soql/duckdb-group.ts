@@ -10,6 +10,7 @@ import type { CompiledGroupKey } from '../../stores/events/event-store.js';
 import { severities } from '../../stores/events/event-record.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
+import { hotGroupKey, noHotReads, type HotReads } from './duckdb-hot.js';
 
 /** A group's `value`: any JSON value (payload objects and arrays included). */
 export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
@@ -23,8 +24,11 @@ export type GroupValue = string | number | boolean | null | GroupValue[] | { [ke
  * 1.5e2 arrived as 150). `dataset` comes out as the dataset_id. The path is a `?` parameter
  * (a JSON pointer), like every payload path of the filter.
  */
-export function compileDuckDbGroupKey(field: FieldRef): CompiledGroupKey {
-  if (field.kind === 'payload') return { sql: "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')", params: [jsonPointer(field.path)] };
+export function compileDuckDbGroupKey(field: FieldRef, hot: HotReads = noHotReads): CompiledGroupKey {
+  if (field.kind === 'payload') {
+    const pointer = jsonPointer(field.path);
+    return { sql: hotGroupKey(hot, pointer, () => "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')"), params: [pointer] };
+  }
   switch (field.name) {
     case 'dataset':
       return { sql: 'dataset_id', params: [] };

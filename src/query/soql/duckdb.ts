@@ -24,6 +24,7 @@ import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime } from './literals.js';
 import { compareCodePoints } from './text.js';
+import { hotNumber, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
 
 export type SqlParam = string | number | boolean;
 
@@ -37,6 +38,8 @@ export interface DuckDbContext {
   now: number;
   /** the tenant's active datasets: name → dataset_id */
   datasetIds: ReadonlyMap<string, string>;
+  /** Payload keys readable from hot columns (duckdb-hot.ts; absent: every read parses the JSON). */
+  hot?: HotReads;
 }
 
 export function compileDuckDbFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
@@ -173,8 +176,17 @@ class Compiler {
     return `TRY(${fn}(payload, ${this.p(pointer)}))`;
   }
 
+  private get hot(): HotReads {
+    return this.ctx.hot ?? noHotReads;
+  }
+
+  /** json_type of the node, from its hot column where the row has one (duckdb-hot.ts). */
+  private type(pointer: string): string {
+    return hotType(this.hot, pointer, () => this.json('json_type', pointer));
+  }
+
   private exists(field: FieldRef): string {
-    if (field.kind === 'payload') return `(${this.json('json_type', jsonPointer(field.path))} IS NOT NULL)`;
+    if (field.kind === 'payload') return `(${this.type(jsonPointer(field.path))} IS NOT NULL)`;
     if (field.name === 'actor' || field.name === 'source') return `(${field.name} IS NOT NULL)`;
     return 'TRUE';
   }
@@ -218,13 +230,13 @@ class Compiler {
     if (value.type !== 'text') return 'FALSE';
     if (op === '!=' || op === '!:') {
       // The presence test's parameter must be pushed before the ones of the positive test.
-      const present = `${this.json('json_type', pointer)} IS NOT NULL`;
+      const present = `${this.type(pointer)} IS NOT NULL`;
       return `(${present} AND NOT ${this.payload(pointer, op === '!=' ? '==' : ':', value)})`;
     }
     const r = payloadReadings(value.text, value.quoted);
-    const type = (): string => this.json('json_type', pointer);
-    const str = (): string => this.json('json_extract_string', pointer);
-    const num = (): string => duckDbPayloadNumber(this.p(pointer));
+    const type = (): string => this.type(pointer);
+    const str = (): string => hotString(this.hot, pointer, () => this.json('json_extract_string', pointer));
+    const num = (): string => hotNumber(this.hot, pointer, () => duckDbPayloadNumber(this.p(pointer)));
     const branches: string[] = [];
     if (op === ':') {
       const pattern = likePattern(value.text, isWildcard(value.text, value.quoted));

@@ -16,6 +16,7 @@ import { compileClickHouseFilter } from './clickhouse.js';
 import { compileClickHouseGroupKey } from './clickhouse-group.js';
 import { compileDuckDbFilter, type DuckDbContext, type SqlParam } from './duckdb.js';
 import { compileDuckDbGroupKey } from './duckdb-group.js';
+import type { HotReads } from './duckdb-hot.js';
 
 export type {
   CanonicalField,
@@ -42,6 +43,7 @@ export {
 } from './duckdb.js';
 export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
 export { compileClickHouseFilter } from './clickhouse.js';
+export { hotReadsOf, noHotReads, type HotReads } from './duckdb-hot.js';
 export { compileClickHouseGroupKey } from './clickhouse-group.js';
 
 /** The SQL an events engine speaks (declared by the engine, event-store.ts). */
@@ -59,10 +61,10 @@ export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: Sql
 }
 
 /** The `group by` key expression in the dialect's SQL; decodeGroupValue reads both alike. */
-export function compileGroupKey(field: FieldRef, dialect: SqlDialect): CompiledGroupKey {
+export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: HotReads): CompiledGroupKey {
   switch (dialect) {
     case 'duckdb':
-      return compileDuckDbGroupKey(field);
+      return compileDuckDbGroupKey(field, hot);
     case 'clickhouse':
       return compileClickHouseGroupKey(field);
   }

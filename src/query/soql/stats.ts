@@ -26,6 +26,7 @@ import { nearText } from './lexer.js';
 import { resolveTime } from './literals.js';
 import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
 import { byItemText } from './print.js';
+import { hotNumber, noHotReads, type HotReads } from './duckdb-hot.js';
 
 /** Bins over the query's time range (SOQL.md). */
 export const maxBins = 1_440;
@@ -115,16 +116,16 @@ export function planStats(query: SoqlQuery, q: string, now: number): SoqlQuery {
   return { ...query, filter };
 }
 
-const groupKey = (field: FieldRef, dialect: SqlDialect): CompiledGroupKey =>
-  dialect === 'duckdb' ? compileDuckDbGroupKey(field) : compileClickHouseGroupKey(field);
+const groupKey = (field: FieldRef, dialect: SqlDialect, hot: HotReads): CompiledGroupKey =>
+  dialect === 'duckdb' ? compileDuckDbGroupKey(field, hot) : compileClickHouseGroupKey(field);
 
 /** A field's numbers: NULL where the event has no number there. */
-function numbers(field: FieldRef, dialect: SqlDialect): CompiledGroupKey {
+function numbers(field: FieldRef, dialect: SqlDialect, hot: HotReads): CompiledGroupKey {
   // The parser lets only bytes_raw through among the canonical fields.
   if (field.kind === 'canonical') return { sql: dialect === 'duckdb' ? 'CAST(bytes_raw AS DOUBLE)' : 'toFloat64(bytes_raw)', params: [] };
   const pointer = jsonPointer(field.path);
   // One JSON parse per row, as the filter's number branch reads it.
-  if (dialect === 'duckdb') return { sql: duckDbPayloadNumber('?'), params: [pointer] };
+  if (dialect === 'duckdb') return { sql: hotNumber(hot, pointer, () => duckDbPayloadNumber('?')), params: [pointer] };
   return {
     sql: `if(arrayElement(payload_types, indexOf(payload_paths, ?)) = ${payloadType.number}, arrayElement(payload_numbers, indexOf(payload_paths, ?)), NULL)`,
     params: [pointer, pointer],
@@ -150,14 +151,14 @@ function clickHousePercentile(x: CompiledGroupKey, level: number, index: number)
   return { sql, params: x.params };
 }
 
-function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number): CompiledGroupKey {
+function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number, hot: HotReads): CompiledGroupKey {
   if (a.fn === 'count') return { sql: dialect === 'duckdb' ? 'count(*)' : 'count()', params: [] };
   if (a.fn === 'count_distinct') {
-    const key = groupKey(a.field, dialect);
+    const key = groupKey(a.field, dialect, hot);
     // ClickHouse answers NULL, not 0, for a group whose values are all NULL.
     return { sql: dialect === 'duckdb' ? `count(DISTINCT ${key.sql})` : `ifNull(count(DISTINCT ${key.sql}), 0)`, params: key.params };
   }
-  const x = numbers(a.field, dialect);
+  const x = numbers(a.field, dialect, hot);
   const level = percentileLevels[a.fn];
   if (level !== undefined) {
     return dialect === 'duckdb' ? { sql: `quantile_cont(${x.sql}, ${level})`, params: x.params } : clickHousePercentile(x, level, index);
@@ -168,9 +169,9 @@ function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number): Co
 /** A bin's key: ts rounded down to a multiple of the width (epoch-aligned, also before 1970). */
 const binKey = (width: number): CompiledGroupKey => ({ sql: `(ts - (((ts % ${width}) + ${width}) % ${width}))`, params: [] });
 
-export function compileStats(stats: StatsClause, dialect: SqlDialect): CompiledStats {
-  const keys = stats.by.map((b) => (b.kind === 'bin' ? binKey(binMs(b)) : groupKey(b.field, dialect)));
-  const values = stats.aggregates.map((a, i) => aggregateSql(a, dialect, i));
+export function compileStats(stats: StatsClause, dialect: SqlDialect, hot: HotReads = noHotReads): CompiledStats {
+  const keys = stats.by.map((b) => (b.kind === 'bin' ? binKey(binMs(b)) : groupKey(b.field, dialect, hot)));
+  const values = stats.aggregates.map((a, i) => aggregateSql(a, dialect, i, hot));
   // With a bin: by bin, then the first aggregate descending; without: the first aggregate
   // descending; ties by the by-values in their order.
   const binIndex = stats.by.findIndex((b) => b.kind === 'bin');

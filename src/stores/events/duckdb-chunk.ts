@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
-import { BIGINT, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from './event-columns.js';
 import type { BatchReader } from './event-batch.js';
+import { extractHotValues, hotColumn, hotColumnType, pointerPath, type HotLayout, type HotValues } from './hot-columns.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -12,9 +13,22 @@ const bindings = createRequire(import.meta.resolve('@duckdb/node-api'))('@duckdb
 /** Rows per data chunk (DuckDB's vector size, 2,048). */
 export const chunkRows: number = bindings.vector_size();
 
-const typeOf: Record<string, DuckDBType> = { BIGINT, UINTEGER, VARCHAR, UUID, UTINYINT, INTEGER };
+const typeOf: Record<string, DuckDBType> = { BIGINT, UINTEGER, VARCHAR, UUID, UTINYINT, INTEGER, DOUBLE };
 /** Column types of `events`, in table order, from its one description (event-columns.ts). */
 export const eventTypes: readonly DuckDBType[] = eventColumnList.map((c) => typeOf[c.sql]!);
+/** Index of the first hot column: they follow the event's own, in the order they were added. */
+const hotBase = eventColumnList.length;
+const chunkTypes = new Map<string, DuckDBType[]>();
+/** The chunk's types: the event's columns, then the store's hot columns (by name, in table order). */
+function typesWith(hotColumns: readonly string[]): DuckDBType[] {
+  const key = hotColumns.join(',');
+  let types = chunkTypes.get(key);
+  if (!types) chunkTypes.set(key, (types = [...eventTypes, ...hotColumns.map((name) => typeOf[hotColumnType(name)]!)]));
+  return types;
+}
+/** A validity mask of a whole chunk, all NULL. */
+const allNull = new Uint32Array(chunkRows / 32);
+
 const col = columnIndex;
 
 const two32 = 4294967296;
@@ -160,11 +174,21 @@ export class EventChunkBuilder {
   private readonly severity = new Uint8Array(chunkRows);
   private readonly text = [new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn(), new TextColumn()];
   private readonly bytesRaw = new Int32Array(chunkRows);
+  /** The hot columns of the dataset's layout (none: every hot column NULL). */
+  private readonly hot: HotChunkColumns | undefined;
 
+  /**
+   * `hotColumns`: the hot columns `events` has (table order), all to be written; `layout`: the
+   * dataset's hot keys, whose columns must be among them.
+   */
   constructor(
     private readonly tenant: number,
     private readonly datasetId: string,
-  ) {}
+    layout?: HotLayout,
+    private readonly hotColumns: readonly string[] = [],
+  ) {
+    if (layout?.slots.length) this.hot = new HotChunkColumns(layout, hotColumns);
+  }
 
   get size(): number {
     return this.rows;
@@ -188,6 +212,7 @@ export class EventChunkBuilder {
     message.set(i, r.message);
     payload.set(i, r.payload);
     this.bytesRaw[i] = r.bytesRaw;
+    this.hot?.add(i, r.payload);
   }
 
   /** The reader's current event (a log record's body), without decoding its text. */
@@ -200,11 +225,13 @@ export class EventChunkBuilder {
     this.severity[i] = r.severity;
     for (let k = 0; k < 5; k++) this.text[k]!.setBytes(i, r.body, r.textStart[k]!, r.textLength[k]!);
     this.bytesRaw[i] = r.bytesRaw;
+    // Only datasets with hot keys decode their payloads here.
+    if (this.hot) this.hot.add(i, r.text(4) ?? '{}');
   }
 
   build(): DuckDBDataChunk {
     const n = this.rows;
-    const chunk = DuckDBDataChunk.create(eventTypes, n);
+    const chunk = DuckDBDataChunk.create(typesWith(this.hotColumns), n);
     const vector = (column: number) => bindings.data_chunk_get_vector(chunk.chunk, column);
     const copy = (column: number, array: ArrayBufferView<ArrayBuffer>, bytesPerRow: number) =>
       bindings.copy_data_to_vector(vector(column), 0, array.buffer, array.byteOffset, n * bytesPerRow);
@@ -222,6 +249,71 @@ export class EventChunkBuilder {
     message.write(vector(col.message), n);
     payload.write(vector(col.payload), n);
     copy(col.bytes_raw, this.bytesRaw, 4);
+    if (this.hot) this.hot.write(vector, n);
+    else for (let c = 0; c < this.hotColumns.length; c++) setAllNull(vector(hotBase + c), n);
     return chunk;
+  }
+}
+
+function setAllNull(vector: Bindings.Vector, rows: number): void {
+  bindings.vector_ensure_validity_writable(vector);
+  bindings.copy_data_to_vector_validity(vector, 0, allNull.buffer, 0, Math.ceil(rows / 64) * 8);
+}
+
+/**
+ * The hot columns of one chunk of a dataset with hot keys (hot-columns.ts): the layout id
+ * (constant), the row's JSON bits, and the values of the layout's slots; other slots NULL.
+ */
+class HotChunkColumns {
+  private readonly paths: string[][];
+  private readonly json = new Uint32Array(chunkRows);
+  /** By slot. */
+  private readonly strings = new Map<number, TextColumn>();
+  private readonly numbers = new Map<number, { values: Float64Array<ArrayBuffer>; validity: Uint32Array<ArrayBuffer> }>();
+  /** Vector index of each hot column of the table: a slot's, or null for the columns the layout leaves NULL. */
+  private readonly at: Array<{ index: number; slot: number | null; name: string }>;
+  private readonly row: HotValues = { strings: [], numbers: [], json: 0 };
+
+  constructor(
+    private readonly layout: HotLayout,
+    hotColumns: readonly string[],
+  ) {
+    this.paths = layout.slots.map((s) => pointerPath(s.pointer));
+    for (const s of layout.slots) {
+      if (s.type === 'number') this.numbers.set(s.slot, { values: new Float64Array(chunkRows), validity: new Uint32Array(chunkRows / 32).fill(0xffffffff) });
+      else this.strings.set(s.slot, new TextColumn());
+    }
+    this.at = hotColumns.map((name, i) => ({ index: hotBase + i, name, slot: layout.slots.find((s) => hotColumn(s) === name)?.slot ?? null }));
+    for (const s of layout.slots) {
+      if (!hotColumns.includes(hotColumn(s))) throw new Error(`hot column ${hotColumn(s)} is not in events`);
+    }
+  }
+
+  add(i: number, payloadJson: string): void {
+    const row = this.row;
+    extractHotValues(this.layout.slots, this.paths, payloadJson, row);
+    this.json[i] = row.json;
+    for (const [slot, column] of this.strings) column.set(i, row.strings[slot] ?? null);
+    for (const [slot, column] of this.numbers) {
+      const v = row.numbers[slot];
+      if (v === null || v === undefined) column.validity[i >>> 5] = column.validity[i >>> 5]! & ~(1 << (i & 31));
+      else column.values[i] = v;
+    }
+  }
+
+  write(vector: (column: number) => Bindings.Vector, n: number): void {
+    for (const { index, name, slot } of this.at) {
+      const v = vector(index);
+      if (name === 'hot_layout') bindings.vector_reference_value(v, bindings.create_uint32(this.layout.id));
+      else if (name === 'hot_json') bindings.copy_data_to_vector(v, 0, this.json.buffer, 0, n * 4);
+      else if (slot === null) setAllNull(v, n);
+      else if (this.strings.has(slot)) this.strings.get(slot)!.write(v, n);
+      else {
+        const number = this.numbers.get(slot)!;
+        bindings.copy_data_to_vector(v, 0, number.values.buffer, 0, n * 8);
+        bindings.vector_ensure_validity_writable(v);
+        bindings.copy_data_to_vector_validity(v, 0, number.validity.buffer, 0, Math.ceil(n / 64) * 8);
+      }
+    }
   }
 }

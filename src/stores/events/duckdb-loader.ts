@@ -5,6 +5,7 @@ import { EventChunkBuilder } from './duckdb-chunk.js';
 import { BatchReader } from './event-batch.js';
 import type { TenantIds } from './duckdb-sql.js';
 import { tenantKey } from '../../tenancy/tenant.js';
+import type { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 
 /** Loads between two merges of the rollup's rows. */
 const rollupCompactionEvery = 200;
@@ -29,6 +30,7 @@ export class DuckDbLoader {
   constructor(
     private readonly connection: DuckDBConnection,
     private readonly tenants: TenantIds,
+    private readonly hot: DuckDbHotLayouts,
   ) {}
 
   async loadedSeq(): Promise<number> {
@@ -63,7 +65,7 @@ export class DuckDbLoader {
         if (!chunk || chunk.full || chunkTenant !== tenantId || chunkDataset !== datasetId) {
           chunkTenant = tenantId;
           chunkDataset = datasetId;
-          chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId)));
+          chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns)));
         }
         chunk.addEncoded(seq++, batch);
         const minute = Math.floor(ts / 60_000);

@@ -10,6 +10,9 @@ import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-c
  * column appends. `events_rollup` may hold several rows per (tenant, dataset, minute), one per
  * load that touched it (readers sum them); the loader merges them now and then.
  * `event_loader` holds the seq up to which the write-ahead log is loaded (one row).
+ * The hot payload keys' columns (hot-columns.ts) are added after the event's own as layouts
+ * need them; `event_hot_layouts` holds every layout (slots as JSON), the newest per dataset
+ * being the one loads use.
  */
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS event_tenants (
@@ -27,6 +30,11 @@ CREATE TABLE IF NOT EXISTS events_rollup (
   dataset_id VARCHAR NOT NULL,
   minute BIGINT NOT NULL,
   count BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS event_hot_layouts (
+  id UINTEGER NOT NULL,
+  dataset_id VARCHAR NOT NULL,
+  slots VARCHAR NOT NULL
 );`;
 
 /** The tenant condition every statement on `events` / `events_rollup` starts with; one value. */

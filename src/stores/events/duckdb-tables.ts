@@ -11,6 +11,8 @@ import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEve
 import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from './field-stats.js';
 import { ReadGate } from './read-gate.js';
+import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 
 const noNames: ReadonlyMap<string, string> = new Map();
 
@@ -58,6 +60,7 @@ export class DuckDbEngine implements EventEngine {
     private readonly loaderConnection: DuckDBConnection,
     private readonly loader: DuckDbLoader,
     private readonly tenants: TenantIds,
+    private readonly hot: DuckDbHotLayouts,
   ) {}
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
@@ -81,7 +84,8 @@ export class DuckDbEngine implements EventEngine {
     await connection.run(schemaSql);
     const tenants = new TenantIds();
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
-    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants), tenants);
+    const hot = await DuckDbHotLayouts.open(connection);
+    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot), tenants, hot);
   }
 
   loadedSeq(): Promise<number> {
@@ -90,7 +94,15 @@ export class DuckDbEngine implements EventEngine {
 
   load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
-    return this.loader.load(records, lastSeq);
+    return this.betweenLoads(() => this.loader.load(records, lastSeq));
+  }
+
+  /** The loader's connection, one use at a time: loads and hot-key changes (which ALTER events). */
+  private loaderQueue: Promise<unknown> = Promise.resolve();
+  private betweenLoads<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.loaderQueue.then(run);
+    this.loaderQueue = next.catch(() => undefined);
+    return next;
   }
 
   async existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]> {
@@ -197,12 +209,12 @@ export class DuckDbEngine implements EventEngine {
     const { from, to } = sampleRange(sizes.map(([seq, size]) => [seq!, Number(size)] as const)) ?? { from: oldest, to: oldest };
     // Between the seqs measured: events appended meanwhile are not in the byte count.
     const rows = await this.read(`SELECT payload FROM events WHERE ${where} AND seq BETWEEN ? AND ? ORDER BY seq DESC`, [...params, from, to]);
-    const { fields, truncated } = discoverFields(
+    const { fields, truncated, frequent } = discoverFields(
       rows.map((r) => r[0] as string),
       request.maxKeys,
       request.maxSamples,
     );
-    return { fields, sampledEvents: rows.length, truncated };
+    return { fields, sampledEvents: rows.length, truncated, frequent };
   }
 
   /**
@@ -249,6 +261,20 @@ export class DuckDbEngine implements EventEngine {
       [...this.tenantParams(tenant), request.afterSeq, ...request.filter.params],
     );
     return rows.map((r) => toStoredEvent(r, noNames));
+  }
+
+  /**
+   * The dataset's hot payload keys for rows loaded from now on (hot-columns.ts). The tenant is
+   * the caller's, checked by the caller's metadata: dataset ids are unique across tenants.
+   */
+  async setHotKeys(_tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    if (this.closed) throw new Error('event store closed');
+    await this.betweenLoads(() => this.hot.set(datasetId, keys));
+  }
+
+  /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */
+  async hotLayouts(_tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    return this.hot.of(datasetIds);
   }
 
   async ping(): Promise<void> {

@@ -111,5 +111,7 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   deleteBefore: EventEngine['deleteBefore'] = (...args) => this.call('deleteBefore', args);
   readAfter: EventEngine['readAfter'] = (...args) => this.call('readAfter', args);
   existingIds: EventEngine['existingIds'] = (...args) => this.call('existingIds', args);
+  setHotKeys: EventEngine['setHotKeys'] = (...args) => this.call('setHotKeys', args);
+  hotLayouts: EventEngine['hotLayouts'] = (...args) => this.call('hotLayouts', args);
   ping: EventEngine['ping'] = () => this.call('ping', []);
 }

@@ -1,5 +1,6 @@
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
 
 /**
@@ -27,6 +28,10 @@ export interface EventEngine {
   fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats>;
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /** The dataset's hot payload keys for rows loaded from now on (hot-columns.ts; an engine without hot columns ignores them). */
+  setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
+  /** The hot-key layouts rows of these datasets may carry (none: every payload read goes to the JSON). */
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Which of these client event ids the tenant has stored already. */
   existingIds(tenant: Tenant, eventIds: readonly string[]): Promise<string[]>;
   ping(): Promise<void>;

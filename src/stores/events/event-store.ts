@@ -1,5 +1,6 @@
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from './event-record.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
@@ -133,6 +134,17 @@ export interface FieldStat {
   samples: string[];
 }
 
+/** A payload key most often held as one scalar type in the sample: a hot-key candidate. */
+export interface FrequentKey {
+  /** As FieldStat.key (dot path). */
+  key: string;
+  /** Its keys below payload. */
+  path: string[];
+  type: 'string' | 'number' | 'boolean';
+  /** Sampled events holding a value of that type there. */
+  count: number;
+}
+
 export interface FieldStatsRequest {
   datasetId: string;
   /** Only events with ts >= this (epoch ms). */
@@ -148,6 +160,8 @@ export interface FieldStats {
   sampledEvents: number;
   /** True when a bound stopped discovery: too many distinct paths, or nesting too deep. */
   truncated: boolean;
+  /** Up to 32 keys by how often they hold one scalar type (absent from engines that do not tell). */
+  frequent?: FrequentKey[];
 }
 
 export interface TailRequest {
@@ -179,6 +193,10 @@ export interface EventStore {
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   /** Live tail: events after a position, oldest first. */
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /** The dataset's hot payload keys for events stored from now on (hot-columns.ts). */
+  setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
+  /** The hot-key layouts events of these datasets may be stored with; SOQL compiles against them. */
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Acknowledged events not yet loaded into the engine (the freshness lag, in events). */
   readonly backlog: number;
   /** The highest seq stored (0 when empty): where a new tail session starts. */

@@ -1,4 +1,5 @@
-import type { FieldStat } from './event-store.js';
+import type { FieldStat, FrequentKey } from './event-store.js';
+import { maxHotKeys } from './hot-columns.js';
 
 /**
  * Bounds of schema discovery (docs/decisions.md, "Hardening: event bounds"): whatever is
@@ -28,6 +29,12 @@ export function sampleRange<S>(sizes: ReadonlyArray<readonly [S, number]>): { fr
 }
 
 interface PathStats {
+  /** The path's keys (a dot path may be two different paths: `a.b` and `a` → `b`; then null). */
+  path: string[] | null;
+  /** Events holding a string, a number, a boolean there (hot keys: hot-columns.ts). */
+  strings: number;
+  numbers: number;
+  booleans: number;
   /** Distinct values, as `s` + string or `j` + JSON text. */
   values: Set<string>;
   /** The first distinct values seen (newest events first), as strings. */
@@ -49,20 +56,29 @@ function shallow(value: unknown, levels: number): boolean {
  * then by key; up to `maxSamples` values each, as strings, sorted. Keys holding `"` or `\`
  * (or empty) are skipped. `truncated` when a bound left something out.
  */
-export function discoverFields(payloads: Iterable<string>, maxKeys: number, maxSamples: number): { fields: FieldStat[]; truncated: boolean } {
+export function discoverFields(
+  payloads: Iterable<string>,
+  maxKeys: number,
+  maxSamples: number,
+): { fields: FieldStat[]; truncated: boolean; frequent: FrequentKey[] } {
   const paths = new Map<string, PathStats>();
   let truncated = false;
 
-  const record = (path: string, value: unknown, depth: number) => {
+  const record = (path: string, keys: string[], value: unknown, depth: number) => {
     let stats = paths.get(path);
     if (!stats) {
       if (paths.size >= fieldStatsLimits.paths) {
         truncated = true;
         return;
       }
-      stats = { values: new Set(), samples: [] };
+      stats = { path: keys, strings: 0, numbers: 0, booleans: 0, values: new Set(), samples: [] };
       paths.set(path, stats);
+    } else if (stats.path && (stats.path.length !== keys.length || stats.path.some((k, i) => k !== keys[i]))) {
+      stats.path = null;
     }
+    if (typeof value === 'string') stats.strings++;
+    else if (typeof value === 'number') stats.numbers++;
+    else if (typeof value === 'boolean') stats.booleans++;
     if (value === null) return;
     let text: string;
     if (typeof value === 'string') {
@@ -79,16 +95,16 @@ export function discoverFields(payloads: Iterable<string>, maxKeys: number, maxS
     if (stats.samples.length < maxSamples && !stats.samples.includes(text)) stats.samples.push(text);
   };
 
-  const walk = (object: Record<string, unknown>, prefix: string, depth: number) => {
+  const walk = (object: Record<string, unknown>, prefix: string, keys: string[], depth: number) => {
     for (const key in object) {
       if (key === '' || key.includes('"') || key.includes('\\')) continue;
       const path = prefix ? `${prefix}.${key}` : key;
       const value = object[key];
       if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
         if (depth >= fieldStatsLimits.depth) truncated = true;
-        else walk(value as Record<string, unknown>, path, depth + 1);
+        else walk(value as Record<string, unknown>, path, [...keys, key], depth + 1);
       } else {
-        record(path, value, depth + 1);
+        record(path, [...keys, key], value, depth + 1);
       }
     }
   };
@@ -100,12 +116,22 @@ export function discoverFields(payloads: Iterable<string>, maxKeys: number, maxS
     } catch {
       continue;
     }
-    if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) walk(payload as Record<string, unknown>, '', 1);
+    if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) walk(payload as Record<string, unknown>, '', [], 1);
   }
+
+  // The keys held most often as one scalar type: hot-key candidates (events/hot-keys.ts).
+  const frequent: FrequentKey[] = [...paths]
+    .flatMap(([key, s]): FrequentKey[] => {
+      if (!s.path) return [];
+      const [type, count] = ([['string', s.strings], ['number', s.numbers], ['boolean', s.booleans]] as const).reduce((a, b) => (b[1] > a[1] ? b : a));
+      return count > 0 ? [{ key, path: s.path, type, count }] : [];
+    })
+    .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, maxHotKeys);
 
   const ranked = [...paths]
     .map(([key, stats]) => ({ key, cardinality: stats.values.size, samples: stats.samples }))
     .sort((a, b) => b.cardinality - a.cardinality || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .slice(0, maxKeys);
-  return { fields: ranked.map((f) => ({ ...f, samples: [...f.samples].sort() })), truncated };
+  return { fields: ranked.map((f) => ({ ...f, samples: [...f.samples].sort() })), truncated, frequent };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 import { encodeBatch } from './event-batch.js';
 import {
   nameDatasets,
@@ -421,6 +422,16 @@ export class LoggedEventStore implements EventStore {
     }
     await this.fresh();
     return this.named(tenant, await this.engine.readAfter(tenant, request));
+  }
+
+  setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    return this.engine.setHotKeys(tenant, datasetId, keys);
+  }
+
+  /** No wait for the loader: a layout the answer does not know only sends its rows to the JSON. */
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    if (!datasetIds.length) return Promise.resolve([]);
+    return this.engine.hotLayouts(tenant, datasetIds);
   }
 
   async dialect(): Promise<SqlDialect> {

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
+import type { HotKey, HotLayout } from './hot-columns.js';
 import {
   nameDatasets,
   EventStoreBehindError,
@@ -31,7 +32,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect';
+export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -184,6 +185,15 @@ export class RemoteEventStore implements EventStore {
 
   lastSeq(): Promise<number> {
     return this.call('last-seq', {});
+  }
+
+  async setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    await this.call('set-hot-keys', { tenant, datasetId, keys });
+  }
+
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    if (!datasetIds.length) return Promise.resolve([]);
+    return this.call('hot-layouts', { tenant, datasetIds });
   }
 
   private knownDialect: SqlDialect | undefined;

@@ -292,8 +292,10 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a dataset or change its retention or default severity (events are kept)
-         * @description Requires scope `logs:write`.
+         * Rename a dataset, change its retention or default severity (events are kept), or pin its hot payload keys
+         * @description `hot_keys` replaces the pinned keys (`[]` unpins all): each a key as after `payload.` in a query, or `{key, type}` for a key the last 24 hours do not show yet. Keys chosen from schema discovery fill the rest, up to 32.
+         *
+         *     Requires scope `logs:write`.
          */
         patch: operations["updateDataset"];
         trace?: never;
@@ -1021,6 +1023,14 @@ export interface components {
             /** @description from the per-minute rollup */
             events_last_24h: number;
             default_severity?: "debug" | "info" | "warn" | "error" | "fatal";
+            /** @description payload keys also stored as typed columns for the events stored since they became hot: queries on them read no JSON (at most 32) */
+            hot_keys?: {
+                /** @description as it follows `payload.` in a query */
+                key: string;
+                type: "string" | "number" | "boolean";
+                /** @description chosen by an operator (PATCH hot_keys); else chosen from schema discovery */
+                pinned: boolean;
+            }[];
             /** Format: date-time */
             created_at: string;
         };
@@ -2130,6 +2140,10 @@ export interface operations {
                     name?: string;
                     retention_days?: number;
                     default_severity?: ("debug" | "info" | "warn" | "error" | "fatal") | null;
+                    hot_keys?: (string | {
+                        key: string;
+                        type: "string" | "number" | "boolean";
+                    })[];
                 };
             };
         };
@@ -2192,6 +2206,19 @@ export interface operations {
                             key: string;
                             cardinality: number;
                             samples: string[];
+                            /**
+                             * @description a hot key (hot_keys): stored as a typed column too
+                             * @enum {boolean}
+                             */
+                            hot?: true;
+                        }[];
+                        /** @description payload keys also stored as typed columns for the events stored since they became hot: queries on them read no JSON (at most 32) */
+                        hot_keys: {
+                            /** @description as it follows `payload.` in a query */
+                            key: string;
+                            type: "string" | "number" | "boolean";
+                            /** @description chosen by an operator (PATCH hot_keys); else chosen from schema discovery */
+                            pinned: boolean;
                         }[];
                         /** @description events the payload fields were drawn from: the newest of the 24 hours, at most 2,000 and 2 MB of payload */
                         sampled_events: number;

@@ -24,6 +24,7 @@ import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
 import { clickhouseEventColumns, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
+import type { HotLayout } from '../hot-columns.js';
 
 /** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
 const eventColumns = 'seq, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
@@ -474,12 +475,12 @@ export class ClickHouseEngine implements EventEngine {
       `SELECT payload FROM ${this.db}.events WHERE ${where} AND seq >= ? AND seq <= ? ORDER BY seq DESC`,
       [...params, range.from, range.to],
     );
-    const { fields, truncated } = discoverFields(
+    const { fields, truncated, frequent } = discoverFields(
       rows.map((r) => r.payload),
       request.maxKeys,
       request.maxSamples,
     );
-    return { fields, sampledEvents: rows.length, truncated };
+    return { fields, sampledEvents: rows.length, truncated, frequent };
   }
 
   /** One retention delete at a time (see deleteBeforeNow). */
@@ -526,6 +527,13 @@ export class ClickHouseEngine implements EventEngine {
       [tenantKey(tenant), request.afterSeq, ...request.filter.params],
     );
     return rows.map(toStoredEvent);
+  }
+
+  /** Hot columns are not built on ClickHouse yet (issue #31): every payload read stays on the flattened paths. */
+  async setHotKeys(): Promise<void> {}
+
+  async hotLayouts(): Promise<HotLayout[]> {
+    return [];
   }
 
   async ping(): Promise<void> {

@@ -13,6 +13,7 @@ import * as monitors from './0011-monitors.js';
 import * as savedSearches from './0012-saved-searches.js';
 import * as monitorEvaluated from './0013-monitor-evaluated.js';
 import * as sso from './0015-sso.js';
+import * as hotKeys from './0016-hot-keys.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012-saved-searches': savedSearches,
   '0013-monitor-evaluated': monitorEvaluated,
   '0015-sso': sso,
+  '0016-hot-keys': hotKeys,
 };

@@ -1,0 +1,163 @@
+/**
+ * Which payload keys of a dataset are hot (issue #31; docs/events-engine.md "Hot payload keys"):
+ * the operator's pins, then the keys schema discovery sees most often as one scalar type, up to
+ * 32. Kept in the dataset's metadata row (`hot_keys`, migration 0016) and handed to the event
+ * store, which stores them as typed columns for the events it loads from then on
+ * (stores/events/hot-columns.ts). Queries stay exact whatever this chooses: it only decides
+ * which reads are fast.
+ */
+import type { Kysely } from 'kysely';
+import { badRequest } from '../errors/app-error.js';
+import type { Database } from '../stores/metadata/schema.js';
+import type { EventStore, FieldStats } from '../stores/events/event-store.js';
+import { maxHotKeys, type HotType } from '../stores/events/hot-columns.js';
+import { scoped } from '../tenancy/scoped.js';
+import type { Tenant } from '../tenancy/tenant.js';
+import { parseSoql, printField } from '../query/soql/index.js';
+import { jsonPointer } from '../query/soql/duckdb.js';
+import type { Dataset } from './dataset-service.js';
+
+export interface HotKeyEntry {
+  path: string[];
+  type: HotType;
+  pinned: boolean;
+}
+
+/** A key as the API shows and takes it: as it follows `payload.` in SOQL (`match.map`, `` `a.b` ``). */
+export const hotKeyText = (path: readonly string[]): string => printField({ kind: 'payload', path: [...path] }).slice('payload.'.length);
+
+/** A key of the API as its path: SOQL's field syntax; anything else is a validation_error. */
+export function hotKeyPath(text: string): string[] {
+  const fail = () =>
+    badRequest(`"${text.slice(0, 100)}" is not a payload key: write it as after "payload." in a query (match.map, \`odd key\`)`, {
+      field: 'hot_keys',
+    });
+  let query;
+  try {
+    query = parseSoql(`payload.${text} exists`);
+  } catch {
+    throw fail();
+  }
+  const f = query.filter;
+  if (!f || f.type !== 'exists' || f.field.kind !== 'payload' || query.groupBy || query.stats) throw fail();
+  return f.field.path;
+}
+
+/** The stored entries (a row written by this version, or null). */
+export function hotKeysOf(dataset: Pick<Dataset, 'hot_keys'>): HotKeyEntry[] {
+  if (!dataset.hot_keys) return [];
+  try {
+    const list = JSON.parse(dataset.hot_keys) as HotKeyEntry[];
+    return Array.isArray(list) ? list : [];
+  } catch {
+    return [];
+  }
+}
+
+const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/** A discovered key becomes hot when at least this share of the sample holds it as one type. */
+export const autoShare = 0.1;
+
+/**
+ * The next hot keys: the pins, then the automatic keys still seen in the sample (kept as they
+ * were, so a key does not flap in and out), then the most frequent new ones, up to 32.
+ */
+export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[]): HotKeyEntry[] {
+  const pinned = pins ?? current.filter((k) => k.pinned);
+  const next: HotKeyEntry[] = pinned.map((k) => ({ path: k.path, type: k.type, pinned: true }));
+  const has = (path: readonly string[]) => next.some((k) => samePath(k.path, path));
+  const frequent = stats?.frequent ?? [];
+  for (const k of current) {
+    if (k.pinned || has(k.path) || next.length >= maxHotKeys) continue;
+    // Without a sample (no events in 24 hours) nothing is known to be gone: keep it.
+    if (!stats || frequent.some((f) => samePath(f.path, k.path))) next.push({ path: k.path, type: k.type, pinned: false });
+  }
+  const least = Math.max(1, Math.ceil((stats?.sampledEvents ?? 0) * autoShare));
+  for (const f of frequent) {
+    if (next.length >= maxHotKeys) break;
+    if (f.count < least || has(f.path)) continue;
+    next.push({ path: f.path, type: f.type, pinned: false });
+  }
+  return next;
+}
+
+export type HotKeyPin = string | { key: string; type: HotType };
+
+export interface ResolvedPins {
+  pins: HotKeyEntry[];
+  /** The discovery sample, when a pin needed it for its type. */
+  sample: FieldStats | undefined;
+}
+
+export class HotKeyService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly store: EventStore,
+  ) {}
+
+  /** After schema discovery (a fresh sample): adds the keys seen most often, keeps the pins. */
+  async refresh(tenant: Tenant, dataset: Dataset, stats: FieldStats): Promise<HotKeyEntry[]> {
+    const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
+    return this.save(tenant, dataset, current, chooseHotKeys(current, stats));
+  }
+
+  /**
+   * PATCH /datasets/{name} `hot_keys`, checked before anything is written: the pins as entries.
+   * A key given without a type takes the one it has as a hot key already, else the one
+   * discovery sees most (`stats`); a key nobody has seen needs its type (400).
+   */
+  async resolvePins(tenant: Tenant, dataset: Dataset, items: readonly HotKeyPin[], stats: () => Promise<FieldStats>): Promise<ResolvedPins> {
+    if (items.length > maxHotKeys) {
+      throw badRequest(`at most ${maxHotKeys} hot keys per dataset; ${items.length} were given`, { field: 'hot_keys' });
+    }
+    const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
+    let sample: FieldStats | undefined;
+    const pins: HotKeyEntry[] = [];
+    for (const item of items) {
+      const text = typeof item === 'string' ? item : item.key;
+      const path = hotKeyPath(text);
+      if (pins.some((p) => samePath(p.path, path))) continue;
+      let type = typeof item === 'string' ? undefined : item.type;
+      type ??= current.find((k) => samePath(k.path, path))?.type;
+      if (!type) {
+        sample ??= await stats();
+        type = sample.frequent?.find((f) => samePath(f.path, path))?.type;
+      }
+      if (!type) {
+        throw badRequest(
+          `payload key "${text.slice(0, 100)}" holds no string, number or boolean in the last 24 hours' sample: give its type, {"key": "${text.slice(0, 100)}", "type": "number"}`,
+          { field: 'hot_keys' },
+        );
+      }
+      pins.push({ path, type, pinned: true });
+    }
+    return { pins, sample };
+  }
+
+  /** The pins become exactly these (resolvePins); discovery's keys fill the rest. */
+  async pin(tenant: Tenant, dataset: Dataset, { pins, sample }: ResolvedPins): Promise<HotKeyEntry[]> {
+    const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
+    return this.save(tenant, dataset, current, chooseHotKeys(current, sample, pins));
+  }
+
+  private fresh(tenant: Tenant, dataset: Dataset): Promise<Pick<Dataset, 'hot_keys'> | undefined> {
+    return scoped(this.db, tenant).selectFrom('datasets').select('hot_keys').where('id', '=', dataset.id).executeTakeFirst();
+  }
+
+  /** Stores the choice when it changed, and always tells the store (a no-op there when it has it). */
+  private async save(tenant: Tenant, dataset: Dataset, current: readonly HotKeyEntry[], next: HotKeyEntry[]): Promise<HotKeyEntry[]> {
+    if (JSON.stringify(current) !== JSON.stringify(next)) {
+      await scoped(this.db, tenant).updateTable('datasets').set({ hot_keys: JSON.stringify(next) }).where('id', '=', dataset.id).execute();
+    }
+    await this.store.setHotKeys(
+      tenant,
+      dataset.id,
+      next.map((k) => ({ pointer: jsonPointer(k.path), type: k.type })),
+    );
+    return next;
+  }
+}
+
+/** The API's view of a dataset's hot keys. */
+export const hotKeysView = (keys: readonly HotKeyEntry[]) => keys.map((k) => ({ key: hotKeyText(k.path), type: k.type, pinned: k.pinned }));
