@@ -78,6 +78,13 @@ export interface Config {
    * queries already use the machine's cores, which the API needs too).
    */
   monitorConcurrency: number;
+  /**
+   * OPS_HOT_KEYS_AUTO: schema discovery makes a dataset's frequent payload keys hot (typed
+   * columns, issue #31) on its own. Off by default: the loader still parses each payload again
+   * for them (8 hot keys cost 41% of its events/s, docs/benchmarks.md); pinned keys
+   * (PATCH /datasets/{name} hot_keys) are hot either way.
+   */
+  hotKeysAuto: boolean;
 }
 
 export class ConfigError extends Error {
@@ -201,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
     ...connectionLimits(env, tailHeartbeatMs),
     webhookAllowPrivate: boolean(env, 'OPS_WEBHOOK_ALLOW_PRIVATE', false),
+    hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', false),
     monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
   };
 }

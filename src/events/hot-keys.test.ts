@@ -39,7 +39,7 @@ const queries = (d: string) => [
 describe('hot payload keys', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ plan: 'enterprise' });
+    s = await startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'true' } });
   });
   after(() => s.close());
 
@@ -187,5 +187,31 @@ describe('hot payload keys', () => {
     const grown = (process.memoryUsage().rss - rss) / 1e6;
     assert.ok(grown < 400, `RSS grew ${grown.toFixed(0)} MB`);
     await ingest('many0', [{ payload: { k0: 1 } }]);
+  });
+});
+
+describe('hot payload keys without OPS_HOT_KEYS_AUTO (the default)', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.close());
+
+  test('discovery makes nothing hot; pins are hot, and only they', async () => {
+    const events = Array.from({ length: 20 }, (_, i) => ({ event: 'e', payload: { map: `m${i % 3}`, ping: i } }));
+    assert.equal((await s.request('POST', '/datasets', { json: { name: 'plain' } })).status, 201);
+    assert.equal((await s.request('POST', '/datasets/plain/ingest', { json: events })).status, 200);
+    const schema = await s.request('GET', '/datasets/plain/schema');
+    assert.equal(schema.status, 200, schema.text);
+    assert.deepEqual(schema.body.hot_keys ?? [], []);
+    assert.ok((schema.body.payload_fields as Array<{ hot?: true }>).every((f) => f.hot === undefined));
+    const pinned = await s.request('PATCH', '/datasets/plain', { json: { hot_keys: ['ping'] } });
+    assert.equal(pinned.status, 200, pinned.text);
+    assert.deepEqual(pinned.body.hot_keys, [{ key: 'ping', type: 'number', pinned: true }]);
+    const again = await s.request('GET', '/datasets/plain/schema');
+    assert.deepEqual((again.body.payload_fields as Array<{ key: string; hot?: true }>).filter((f) => f.hot).map((f) => f.key), ['ping']);
+    const count = await s.request('POST', '/query', { json: { q: 'dataset:plain AND payload.ping >= 10 group by payload.map' } });
+    assert.equal(count.status, 200, count.text);
+    assert.equal((count.body.groups as Array<{ count: number }>).reduce((a, g) => a + g.count, 0), 10);
   });
 });

@@ -94,12 +94,20 @@ export class HotKeyService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly store: EventStore,
+    /** OPS_HOT_KEYS_AUTO: discovery's keys join the pins; without it only pins are hot. */
+    private readonly auto = false,
   ) {}
 
   /** After schema discovery (a fresh sample): adds the keys seen most often, keeps the pins. */
   async refresh(tenant: Tenant, dataset: Dataset, stats: FieldStats): Promise<HotKeyEntry[]> {
     const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
-    return this.save(tenant, dataset, current, chooseHotKeys(current, stats));
+    return this.save(tenant, dataset, current, this.choose(current, stats));
+  }
+
+  /** chooseHotKeys, or only the pins when discovery does not choose (an earlier automatic choice is dropped). */
+  private choose(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[]): HotKeyEntry[] {
+    if (this.auto) return chooseHotKeys(current, stats, pins);
+    return chooseHotKeys(current.filter((k) => k.pinned), undefined, pins);
   }
 
   /**
@@ -135,10 +143,10 @@ export class HotKeyService {
     return { pins, sample };
   }
 
-  /** The pins become exactly these (resolvePins); discovery's keys fill the rest. */
+  /** The pins become exactly these (resolvePins); discovery's keys fill the rest (OPS_HOT_KEYS_AUTO). */
   async pin(tenant: Tenant, dataset: Dataset, { pins, sample }: ResolvedPins): Promise<HotKeyEntry[]> {
     const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
-    return this.save(tenant, dataset, current, chooseHotKeys(current, sample, pins));
+    return this.save(tenant, dataset, current, this.choose(current, sample, pins));
   }
 
   private fresh(tenant: Tenant, dataset: Dataset): Promise<Pick<Dataset, 'hot_keys'> | undefined> {

@@ -76,7 +76,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
     owner,
     datasets,
     schemas: new SchemaService(store, ctx.clock, ctx.config.schemaCacheTtlMs),
-    hotKeys: new HotKeyService(ctx.metadata.db, store),
+    hotKeys: new HotKeyService(ctx.metadata.db, store, ctx.config.hotKeysAuto),
     onAppended: (listener) => void listeners.add(listener),
     appended: (tenant, lastSeq, events, onError) => {
       for (const listener of listeners) {
