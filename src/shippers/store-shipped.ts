@@ -27,6 +27,8 @@ export interface ShippedResult {
   failures: ItemFailure[];
   /** Items accepted (stored, or recognised as already stored by their event_id). */
   accepted: number;
+  /** The event id of each accepted item, by its index (undefined for a refused one). */
+  eventIds: Array<string | undefined>;
 }
 
 const namePattern = new RegExp(datasetNamePattern);
@@ -65,6 +67,7 @@ export async function storeShipped(
   });
 
   const stored: NewEvent[] = [];
+  const storedByIndex: Array<NewEvent | undefined> = new Array<NewEvent | undefined>(items.length);
   for (const [name, group] of byDataset) {
     let target: IngestTarget;
     try {
@@ -81,6 +84,12 @@ export async function storeShipped(
       overflowFrom: target.overflowFrom,
     });
     stored.push(...parsed.events);
+    // normaliseEvents keeps the order of the items it accepts: pair them back with their indexes.
+    const failed = new Set(parsed.failures.map((f) => f.index));
+    let next = 0;
+    group.indexes.forEach((index, i) => {
+      if (!failed.has(i)) storedByIndex[index] = parsed.events[next++];
+    });
     for (const failure of parsed.failures) {
       const index = group.indexes[failure.index]!;
       failures.push(
@@ -94,5 +103,5 @@ export async function storeShipped(
   // The events' order depends on the body alone, so a retry under the same key derives the same ids.
   options.deriveEventIds?.(stored);
   await storeEvents(ctx, events, auth, stored, options.onAppendError);
-  return { failures, accepted: stored.length };
+  return { failures, accepted: stored.length, eventIds: Array.from(storedByIndex, (event) => event?.eventId) };
 }
