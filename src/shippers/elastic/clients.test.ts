@@ -3,10 +3,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { Client, errors } from '@elastic/elasticsearch';
 import pino from 'pino';
-import pinoElastic from 'pino-elasticsearch';
+import pinoElasticModule from 'pino-elasticsearch';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
 import { distinctMessages, query, severityCounts } from '../test-queries.js';
 
+// A CommonJS module whose typings say `export default`: at run time the default import is the function itself.
+const pinoElastic = pinoElasticModule as unknown as typeof pinoElasticModule.default;
 const documents = 10_000;
 const levels = ['info', 'warn', 'error', 'debug'] as const;
 const at = Date.parse('2026-11-21T17:19:00.123Z');
