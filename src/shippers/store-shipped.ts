@@ -12,6 +12,8 @@ import type { NewEvent } from '../stores/events/event-store.js';
 export interface ShippedEvent {
   dataset: string;
   fields: Record<string, unknown>;
+  /** Its size as sent (the line, the document), in bytes: bytes_raw and the 256 KB bound. */
+  bytes: number;
 }
 
 /** Why one item was not stored, in our vocabulary; each protocol words it its own way. */
@@ -54,15 +56,16 @@ export async function storeShipped(
   },
 ): Promise<ShippedResult> {
   const failures: ItemFailure[] = [];
-  const byDataset = new Map<string, { items: unknown[]; indexes: number[] }>();
+  const byDataset = new Map<string, { items: unknown[]; sizes: number[]; indexes: number[] }>();
   items.forEach((item, index) => {
     if (!namePattern.test(item.dataset)) {
       failures.push({ index, status: 400, code: 'bad_request', message: `"${item.dataset}" is not a dataset name (${datasetNamePattern})` });
       return;
     }
-    const group = byDataset.get(item.dataset) ?? { items: [], indexes: [] };
-    byDataset.set(item.dataset, group);
+    let group = byDataset.get(item.dataset);
+    if (!group) byDataset.set(item.dataset, (group = { items: [], sizes: [], indexes: [] }));
     group.items.push(item.fields);
+    group.sizes.push(item.bytes);
     group.indexes.push(index);
   });
 
@@ -82,7 +85,7 @@ export async function storeShipped(
       defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
       now: ctx.clock.now(),
       overflowFrom: target.overflowFrom,
-    });
+    }, group.sizes);
     stored.push(...parsed.events);
     // normaliseEvents keeps the order of the items it accepts: pair them back with their indexes.
     const failed = new Set(parsed.failures.map((f) => f.index));

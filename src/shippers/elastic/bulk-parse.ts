@@ -9,6 +9,8 @@ export interface BulkItem {
   /** `_id` as sent; undefined when the action has none. */
   id: string | undefined;
   document?: Record<string, unknown>;
+  /** The document line's size in bytes (bytes_raw, and the 256 KB bound). */
+  bytes: number;
   /** Set when the item fails before it reaches the write path. */
   error?: { status: number; type: string; reason: string };
 }
@@ -52,9 +54,16 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
     }
     return undefined;
   };
+  // Shippers repeat one action line (`{"create":{}}`, `{"index":{"_index":"logs"}}`): parsed once.
+  let lastText = '';
+  let lastAction: Record<string, unknown> | undefined;
   for (let line = nextLine(); line !== undefined; line = nextLine()) {
     if (items.length >= ingestLimits.events) throw new BulkTooLarge(`a bulk request may carry at most ${ingestLimits.events} actions; send smaller batches`);
-    const actionLine = jsonObject(line);
+    if (line !== lastText) {
+      lastText = line;
+      lastAction = jsonObject(line);
+    }
+    const actionLine = lastAction;
     const keys = actionLine ? Object.keys(actionLine) : [];
     const action = keys.length === 1 ? keys[0]! : '';
     const meta = action ? actionLine![action] : undefined;
@@ -62,7 +71,7 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
     const index = typeof metaObject._index === 'string' && metaObject._index !== '' ? metaObject._index : (urlIndex ?? '');
     const rawId = metaObject._id;
     const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : undefined;
-    const item: BulkItem = { action: action || 'index', index, id };
+    const item: BulkItem = { action: action || 'index', index, id, bytes: 0 };
     items.push(item);
     if (action === 'delete') {
       item.error = { status: 400, type: 'illegal_argument_exception', reason: 'delete is not supported: stored events cannot be removed through the bulk API' };
@@ -95,6 +104,7 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
       continue;
     }
     item.document = document;
+    item.bytes = Buffer.byteLength(source!);
   }
   if (items.length === 0) throw new BulkEmpty('request body is required');
   return items;
