@@ -76,8 +76,9 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
         {
           config,
           schema: {
-            hide: url === '/elastic',
-            operationId: url === '/elastic' ? undefined : 'elasticInfo',
+            // Documented once, without the trailing slash clients also send.
+            hide: url === '/elastic/',
+            operationId: url === '/elastic/' ? undefined : 'elasticInfo',
             tags,
             summary: 'Elasticsearch cluster info (GET and HEAD): what clients check before they send',
             description: `Answers as Elasticsearch 8 does (a version number, \`X-Elastic-Product: Elasticsearch\`), so Filebeat, Vector, Logstash and the official clients proceed. See docs/shippers.md.`,
