@@ -102,6 +102,13 @@ describe('POST /v1/loki/api/v1/push: the protocol, bad input and the write path'
     assert.deepEqual((await query(s, 'dataset:partial')).events.map((e) => e.message).sort(), ['kept', 'kept too']);
   });
 
+  test('without a Content-Type the body is read as protobuf + snappy, as Loki does', async () => {
+    const body = encodePush([{ labels: '{job="untyped"}', entries: [{ line: 'no content type' }] }]);
+    const r = await s.request('POST', '/loki/api/v1/push', { body });
+    assert.equal(r.status, 204, r.text);
+    assert.deepEqual((await query(s, 'dataset:untyped')).events.map((e) => e.message), ['no content type']);
+  });
+
   test('bad bodies are 400 in plain text and store nothing: not snappy, not protobuf, bad labels, bad JSON shapes', async () => {
     const cases: Array<[string, Buffer | string, string, RegExp]> = [
       ['not snappy', Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), 'application/x-protobuf', /not snappy-compressed/],
