@@ -8,6 +8,9 @@
 // a database of this run's own; bench/clickhouse-support.ts says which ClickHouse, or one line
 // why it was skipped): the same figures, plus the rate of loading into ClickHouse (count() every
 // second until every acknowledged event is visible), and both side by side.
+//
+// Between the two: the shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one
+// server, alternating rounds (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out).
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -23,6 +26,7 @@ import { EventChunkBuilder, type ChunkRow } from '../src/stores/events/duckdb-ch
 import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
+import { benchRoutes } from './ingest-routes.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
@@ -546,7 +550,8 @@ interface ShapeResult {
   appenderCpu: number;
 }
 const results: ShapeResult[] = [];
-for (const shape of shapes) {
+// BENCH_ROUTES_ONLY=1: only the shipper routes' comparison below (the shapes' runs take minutes).
+for (const shape of process.env.BENCH_ROUTES_ONLY === '1' ? [] : shapes) {
   const parseRate = parseBaseline(shape);
   const { rate: appenderRate, cpuPerRow: appenderCpu } = await appenderBaseline(shape);
   const duck = await prepareDataDir(shape.tokens);
@@ -592,6 +597,24 @@ if (results.length > 1) {
   line('events/s ÷ appender', (r) => fmt(r.run.result.eventsPerSecond / r.appenderRate, 2));
   line('load average, start–end', (r) => r.run.loadAverage.map((l) => fmt(l, 1)).join('–'));
 }
+// The shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one fresh server (issue #29).
+if (process.env.BENCH_ROUTES !== '0') {
+  const prepared = await prepareDataDir(1);
+  const server = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
+  try {
+    console.log('');
+    await benchRoutes(server.apiUrl, server.child.pid!, prepared.tokens[0]!, shapes[0]!.bodies, {
+      clients: shapes[0]!.clients,
+      perRequest,
+      seconds: Number(process.env.BENCH_ROUTE_SECONDS ?? 5),
+      rounds: Number(process.env.BENCH_ROUTE_ROUNDS ?? 3),
+    });
+  } finally {
+    await server.stop();
+    fs.rmSync(prepared.dataDir, { recursive: true, force: true });
+  }
+}
+if (process.env.BENCH_ROUTES_ONLY === '1') process.exit(0);
 const duckRun = results[0]!.run;
 const firstShape = results[0]!.shape;
 

@@ -13,6 +13,7 @@ import type { EventsRuntimeOptions } from './events/runtime.js';
 import { openQuery } from './query/capability.js';
 import { openTail, type TailCapability } from './tail/capability.js';
 import { openOtlp } from './otlp/capability.js';
+import { openShippers } from './shippers/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
@@ -118,6 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     opened(openQuery(ctx, events));
     const tail = opened(openTail(ctx, events, log));
     opened(openOtlp(ctx, events));
+    opened(openShippers(ctx, events));
     // Each durable append is announced on the bus: it wakes live tail here at once (the bus
     // delivers inside publish) and in the other API processes through NATS. A lost wake-up
     // only delays: each feed reads from its own cursor and polls every OPS_TAIL_POLL_MS.

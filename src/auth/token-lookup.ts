@@ -5,6 +5,7 @@ import type { AuthContext } from './auth-context.js';
 import { unauthorized } from '../errors/app-error.js';
 import { hashToken, looksLikeToken } from '../tokens/token-secret.js';
 import { isScope } from './scopes.js';
+import { tokenOf } from './credentials.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 
@@ -47,7 +48,7 @@ const toAuthContext = (row: TokenRow): AuthContext => {
 };
 
 /**
- * Bearer token → AuthContext. One indexed lookup (the token, its organisation's plan and, for
+ * Bearer token (or Basic / ApiKey carrying one: credentials.ts) → AuthContext. One indexed lookup (the token, its organisation's plan and, for
  * a dashboard session token, its member's role now) per request; `last_used_at` is written at
  * most once a minute per token so a busy client does not turn every read into a write.
  *
@@ -98,9 +99,8 @@ export class TokenLookup {
    * rejects with 401.
    */
   authenticate(header: string | undefined): AuthContext | Promise<AuthContext> {
-    const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw unauthorized('missing or invalid authorization token: send "Authorization: Bearer <API_TOKEN>"');
-    const token = match[1]!;
+    const token = tokenOf(header);
+    if (token === undefined) throw unauthorized('missing or invalid authorization token: send "Authorization: Bearer <API_TOKEN>"');
     if (!looksLikeToken(token)) throw unauthorized();
     const hash = hashToken(token);
     const cached = this.cache.get(hash);

@@ -424,15 +424,23 @@ export function parseJsonBody(buffer: Buffer, d: IngestDefaults): ParsedIngest {
 }
 
 /**
- * Events another wire format has already parsed and mapped to event objects (OTLP, src/otlp):
- * each validated and normalised as an element of a JSON array is, failing alone by its index.
+ * Events another wire format has already parsed and mapped to event objects (OTLP, src/otlp;
+ * the shipper routes, src/shippers): each validated and normalised as an element of a JSON array
+ * is, failing alone by its index. `sizes`, when given, are the events' sizes as sent (a log
+ * line, a bulk document): `bytes_raw`, and what the 256 KB bound measures, without serialising
+ * each event again; without them the mapped event's JSON is measured.
  */
-export function normaliseEvents(items: readonly unknown[], d: IngestDefaults): ParsedIngest {
+export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, sizes?: readonly number[]): ParsedIngest {
   const events: NewEvent[] = [];
   const failures: IngestFailure[] = [];
   items.forEach((item, index) => {
+    const size = sizes?.[index] ?? -1;
+    if (size > ingestLimits.eventBytes) {
+      failures.push(tooLargeFailure(index));
+      return;
+    }
     try {
-      events.push(normalise(item, -1, d));
+      events.push(normalise(item, size, d));
     } catch (error) {
       fail(failures, index, error);
     }

@@ -113,6 +113,17 @@ export async function callEveryOperation(target: Target): Promise<void> {
     params: { header: { 'X-Ops-Dataset': 'typed' } },
     body: { resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: '1767225600000000000', severityNumber: 13, body: { stringValue: 'otlp' } }] }] }] },
   });
+  // The shipper routes (docs/shippers.md; their real clients: src/shippers's tests): Loki push (JSON), the bulk API
+  await client.POST('/v1/loki/api/v1/push', { body: { streams: [{ stream: { dataset: 'typed' }, values: [['1767225600000000000', 'loki line']] }] } });
+  await client.GET('/v1/elastic');
+  const bulk = '{"index":{"_index":"typed"}}\n{"message":"bulk"}\n';
+  await client.POST('/v1/elastic/_bulk', { body: bulk, bodySerializer: (body) => body, headers: { 'Content-Type': 'application/x-ndjson' } });
+  await client.POST('/v1/elastic/{index}/_bulk', {
+    params: { path: { index: 'typed' } },
+    body: bulk,
+    bodySerializer: (body) => body,
+    headers: { 'Content-Type': 'application/x-ndjson' },
+  });
   await client.GET('/v1/datasets/{name}/schema', { params: name });
   await client.PATCH('/v1/datasets/{name}', { params: name, body: { retention_days: 7, default_severity: null } });
 

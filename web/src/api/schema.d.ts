@@ -410,6 +410,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/loki/api/v1/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Loki push API: protobuf + snappy or JSON (gzip accepted); what Promtail, Alloy, Vector's loki sink, pino-loki and winston-loki send
+         * @description Each line becomes an event of the dataset named by the stream label `dataset`, else `service_name`, else `job`, else `loki`; the other labels and structured metadata go to `payload.labels`; a JSON line is parsed into the payload (its `message`/`msg` and `level`/`severity` into the event). Answers 204 once the lines are durable; lines that break a limit are refused alone (400 naming them, the others stored). Authorization: Bearer, or Basic with the token as the password. Errors are plain text. Limits: 10 MB body after decompression, 10,000 lines. See docs/shippers.md.
+         *
+         *     Requires scope `logs:write`.
+         */
+        post: operations["lokiPush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elastic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Elasticsearch cluster info (GET and HEAD): what clients check before they send
+         * @description Answers as Elasticsearch 8 does (a version number, `X-Elastic-Product: Elasticsearch`), so Filebeat, Vector, Logstash and the official clients proceed. See docs/shippers.md.
+         *
+         *     Requires scope `logs:write`.
+         */
+        get: operations["elasticInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elastic/_bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send
+         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, `message`/`msg` → message, the rest → payload; `_id` is the event's client id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
+         *
+         *     Requires scope `logs:write`.
+         */
+        post: operations["elasticBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/elastic/{index}/_bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send
+         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, `message`/`msg` → message, the rest → payload; `_id` is the event's client id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
+         *
+         *     Requires scope `logs:write`.
+         */
+        post: operations["elasticIndexBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/logs": {
         parameters: {
             query?: never;
@@ -2582,6 +2670,209 @@ export interface operations {
                         };
                     };
                     "application/x-protobuf": Blob;
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    lokiPush: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description gzip: the body is gzip-compressed (limits apply after decompression). */
+                "Content-Encoding"?: "gzip" | "identity";
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-protobuf": Blob;
+                "application/json": {
+                    streams: {
+                        stream: {
+                            [key: string]: string;
+                        };
+                        values: unknown[][];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description stored; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    elasticInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    elasticBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Elasticsearch's bulk answer: one item per action, in order, keyed by the action's name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        took: number;
+                        errors: boolean;
+                        items: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    elasticIndexBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (docs/idempotency.md): a retry with the same key and body within 24 hours gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the token. Another body with the key → 409 conflict; while the first request runs → 409 conflict with Retry-After. 5xx answers are not remembered; 2xx and 4xx are. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                index: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Elasticsearch's bulk answer: one item per action, in order, keyed by the action's name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        took: number;
+                        errors: boolean;
+                        items: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
                 };
             };
             /** @description error */

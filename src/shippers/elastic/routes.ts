@@ -1,0 +1,168 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Api } from '../../http/types.js';
+import type { AppContext } from '../../app/context.js';
+import { requireAuth } from '../../auth/auth-plugin.js';
+import { badRequest, tooLarge } from '../../errors/app-error.js';
+import { readBody } from '../../events/ingest-route.js';
+import { ingestLimits } from '../../events/ingest-parse.js';
+import type { EventsRuntime } from '../../events/runtime.js';
+import { idempotencyOf } from '../../idempotency/index.js';
+import { storeShipped, type ShippedEvent } from '../store-shipped.js';
+import { clusterInfo, elasticAnswers, elasticError } from './answers.js';
+import { BulkEmpty, BulkTooLarge, parseBulk } from './bulk-parse.js';
+import { toShippedEvent } from './mapping.js';
+
+const config = { scope: 'logs:write' } as const;
+const tags = ['shippers'];
+const Anything = Type.Object({}, { additionalProperties: true });
+const acknowledged = { acknowledged: true };
+/** The rest of a stored item's answer, after `_index` and `_id`: as Elasticsearch answers a new document. */
+const created = '"_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":0,"_primary_term":1,"status":201}}';
+
+const BulkAnswer = Type.Object(
+  {
+    took: Type.Integer(),
+    errors: Type.Boolean(),
+    items: Type.Array(Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }))),
+  },
+  { description: "Elasticsearch's bulk answer: one item per action, in order, keyed by the action's name" },
+);
+
+/**
+ * The start-up calls Filebeat, Logstash, Vector and the official clients make besides `_bulk`
+ * (docs/shippers.md lists them): each answers what lets the shipper go on to send. Templates,
+ * ILM policies and indexes are accepted and ignored: datasets need none.
+ */
+function registerStartupCalls(scope: Api): void {
+  const hide = { hide: true, tags };
+  scope.get('/elastic/_license', { config, schema: hide }, async () => ({
+    license: { status: 'active', uid: 'opsplatform', type: 'basic', issue_date_in_millis: 0, max_nodes: 1000, issued_to: 'opsplatform', issuer: 'opsplatform' },
+  }));
+  scope.get('/elastic/_xpack', { config, schema: hide }, async () => ({
+    build: {},
+    license: { status: 'active', type: 'basic', mode: 'basic', uid: 'opsplatform' },
+    features: { ilm: { available: false, enabled: false }, security: { available: true, enabled: true } },
+  }));
+  scope.get('/elastic/_cluster/health', { config, schema: hide }, async () => ({ cluster_name: 'opsplatform', status: 'green', number_of_nodes: 1, number_of_data_nodes: 1 }));
+  scope.get('/elastic/_nodes', { config, schema: hide }, async () => ({ _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: 'opsplatform', nodes: {} }));
+  scope.get('/elastic/_nodes/*', { config, schema: hide }, async () => ({ _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: 'opsplatform', nodes: {} }));
+  for (const kind of ['_index_template', '_template', '_component_template', '_ilm/policy']) {
+    // GET/HEAD answer "exists" so a shipper does not try to install one; PUT is acknowledged.
+    scope.get(`/elastic/${kind}/:name`, { config, schema: hide }, async () => ({}));
+    scope.put(`/elastic/${kind}/:name`, { config, schema: hide }, async () => acknowledged);
+  }
+  scope.put('/elastic/:index', { config, schema: hide }, async (request) => ({ ...acknowledged, shards_acknowledged: true, index: (request.params as { index: string }).index }));
+  const refreshed = async () => ({ _shards: { total: 1, successful: 1, failed: 0 } });
+  scope.post('/elastic/_refresh', { config, schema: hide }, refreshed);
+  scope.post('/elastic/:index/_refresh', { config, schema: hide }, refreshed);
+  scope.get('/elastic/:index/_refresh', { config, schema: hide }, refreshed);
+}
+
+/**
+ * Elasticsearch's bulk API under /v1/elastic (DECISIONS §21), so a shipper's Elasticsearch URL is
+ * `{base_url}/elastic`. In its own scope: the raw body reader (gzip, the 10 MB limit after
+ * decompression), `X-Elastic-Product` and Elasticsearch-shaped errors apply here only.
+ */
+export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+  await v1.register(async (scope: Api) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
+    scope.addHook('onSend', elasticAnswers);
+
+    for (const url of ['/elastic', '/elastic/']) {
+      scope.get(
+        url,
+        {
+          config,
+          schema: {
+            // Documented once, without the trailing slash clients also send.
+            hide: url === '/elastic/',
+            operationId: url === '/elastic/' ? undefined : 'elasticInfo',
+            tags,
+            summary: 'Elasticsearch cluster info (GET and HEAD): what clients check before they send',
+            description: `Answers as Elasticsearch 8 does (a version number, \`X-Elastic-Product: Elasticsearch\`), so Filebeat, Vector, Logstash and the official clients proceed. See docs/shippers.md.`,
+            response: { 200: Anything },
+          },
+        },
+        async () => clusterInfo(),
+      );
+    }
+
+    const bulk = {
+      config: { ...config, idempotency: 'body' as const },
+      schema: {
+        tags,
+        summary: "Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send",
+        description:
+          'NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset ' +
+          '(the URL\'s `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, ' +
+          '`message`/`msg` → message, the rest → payload; `_id` is the event\'s client id, so a retried bulk is stored once. A bad line, ' +
+          'an unknown action or a document that breaks a limit fails as its own item (Elasticsearch\'s error shape); the others are stored. ' +
+          'Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.',
+        unvalidated: {
+          body: { content: { 'application/x-ndjson': { schema: Type.String({ description: 'action and document lines' }) } } },
+        },
+        response: { 200: BulkAnswer },
+      },
+    };
+    const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+      const auth = requireAuth(request);
+      const started = performance.now();
+      const urlIndex = (request.params as { index?: string }).index;
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      let items;
+      try {
+        items = parseBulk(body, urlIndex);
+      } catch (error) {
+        if (error instanceof BulkTooLarge) throw tooLarge(ingestLimits.bodyBytes, error.message);
+        if (error instanceof BulkEmpty) throw badRequest(error.message);
+        throw error;
+      }
+      const shipped: ShippedEvent[] = [];
+      const positions: number[] = [];
+      items.forEach((item, i) => {
+        if (item.error || !item.document) return;
+        shipped.push(toShippedEvent(item.index, item.id, item.document, item.bytes));
+        positions.push(i);
+      });
+      const keyed = idempotencyOf(request);
+      const result = await storeShipped(ctx, events, auth, shipped, {
+        onAppendError: (error) => request.log.error({ err: error }, 'event append failed'),
+        deriveEventIds: keyed ? (stored) => keyed.deriveEventIds(stored) : undefined,
+      });
+      for (const failure of result.failures) {
+        const type = failure.code === 'conflict' ? 'index_closed_exception' : failure.message.includes('dataset name') ? 'invalid_index_name_exception' : 'document_parsing_exception';
+        items[positions[failure.index]!]!.error = { status: failure.status, type, reason: failure.message };
+      }
+      const eventIds: Array<string | undefined> = [];
+      positions.forEach((position, i) => (eventIds[position] = result.eventIds[i]));
+      // Written as text: an answer of 10,000 items through the response serializer cost more than storing them.
+      let errors = false;
+      const quoted = new Map<string, string>();
+      const quote = (text: string) => {
+        let q = quoted.get(text);
+        if (q === undefined) quoted.set(text, (q = JSON.stringify(text)));
+        return q;
+      };
+      const answered = items.map((item, i) => {
+        const id = item.id ?? eventIds[i];
+        const head = `{${quote(item.action)}:{"_index":${quote(item.index)},"_id":${id === undefined ? 'null' : JSON.stringify(id)},`;
+        if (!item.error) return `${head}${created}`;
+        errors = true;
+        return `${head}"status":${item.error.status},"error":{"type":${quote(item.error.type)},"reason":${JSON.stringify(item.error.reason)}}}}`;
+      });
+      const took = Math.round(performance.now() - started);
+      return reply.type('application/json; charset=utf-8').send(`{"took":${took},"errors":${errors},"items":[${answered.join(',')}]}`);
+    };
+    scope.post('/elastic/_bulk', { ...bulk, schema: { ...bulk.schema, operationId: 'elasticBulk' } }, handle);
+    scope.post('/elastic/:index/_bulk', { ...bulk, schema: { ...bulk.schema, operationId: 'elasticIndexBulk', params: Type.Object({ index: Type.String() }) } }, handle);
+    registerStartupCalls(scope);
+
+    // Anything else under /v1/elastic: Elasticsearch's shape, so a client reports what it called.
+    scope.all('/elastic/*', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+      const reason = `no handler found for uri [${request.url.split('?')[0]!.replace(/^\/v1\/elastic/, '')}] and method [${request.method}]: opsplatform answers only the bulk API and the calls shippers make at start-up (docs/shippers.md)`;
+      return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(elasticError(404, 'resource_not_found_exception', reason, { code: 'not_found', request_id: request.id })));
+    });
+  });
+}
