@@ -20,6 +20,7 @@ import { openNotifications, type NotificationsCapability } from './notifications
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import { openSearches } from './searches/capability.js';
+import { openAudit } from './audit/capability.js';
 import { openMembers } from './members/capability.js';
 import { openTokens } from './tokens/capability.js';
 import { openUsage } from './usage/capability.js';
@@ -126,6 +127,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openSearches(ctx));
+    opened(openAudit(ctx, log));
     opened(openIdempotency(ctx, log));
     opened(openDashboard(ctx, log, urls));
     // Last: /readyz requires the stores of every capability opened before it.

@@ -1,3 +1,5 @@
+import type { Origin } from '../audit/origin.js';
+
 /** Data written with a test token is visible only to test tokens, and live only to live. */
 export type Mode = 'live' | 'test';
 
@@ -9,6 +11,13 @@ export interface Tenant {
   readonly orgId: string;
   readonly projectId: string;
   readonly mode: Mode;
+  /**
+   * Who acts, from where (src/audit): set for each API request by the auth plugin, so every
+   * service handed the tenant records its changes with their actor and request. Absent for
+   * opsctl and background jobs, which record the operator. Never part of the tenant's identity
+   * (tenantKey, scoped rows).
+   */
+  readonly origin?: Origin;
 }
 
 /**

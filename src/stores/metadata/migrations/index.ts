@@ -12,6 +12,7 @@ import * as notifications from './0010-notifications.js';
 import * as monitors from './0011-monitors.js';
 import * as savedSearches from './0012-saved-searches.js';
 import * as monitorEvaluated from './0013-monitor-evaluated.js';
+import * as audit from './0014-audit.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011-monitors': monitors,
   '0012-saved-searches': savedSearches,
   '0013-monitor-evaluated': monitorEvaluated,
+  '0014-audit': audit,
 };
