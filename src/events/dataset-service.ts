@@ -247,7 +247,7 @@ export class DatasetService {
           ...inTenant(tenant),
           target: { type: 'dataset', id: dataset.id },
           at: Date.parse(changes.updated_at!),
-          details: { name: dataset.name, ...changed },
+          details: { ...changed, name: changes.name ?? dataset.name, ...(renaming ? { previous_name: dataset.name } : {}) },
         });
       });
     } catch (error) {
