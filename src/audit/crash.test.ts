@@ -28,7 +28,7 @@ async function database(): Promise<{ env: Record<string, string>; drop: () => Pr
   return { env: { OPS_DATABASE_URL: url.toString() }, drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-const rounds = 3;
+const rounds = 2;
 
 test('SIGKILL of a real `opsctl serve` while clients change tokens, channels and datasets (once right after an answer committed, otherwise wherever the requests are): every change has exactly one entry and every entry its change', { timeout: 120_000 }, async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-audit-crash-'));
