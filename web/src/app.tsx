@@ -17,6 +17,7 @@ import { TokensPage } from './pages/tokens/tokens-page';
 import { MembersPage } from './pages/members/members-page';
 import { UsagePage } from './pages/usage/usage-page';
 import { AlertsRoutes } from './pages/alerts';
+import { AuditPage } from './pages/audit/audit-page';
 
 interface Page {
   path: string;
@@ -32,6 +33,7 @@ const pages: Page[] = [
   { path: '/members', title: 'Members', render: (route) => <MembersPage route={route} /> },
   { path: '/usage', title: 'Usage', render: (route) => <UsagePage route={route} /> },
   { path: '/alerts', title: 'Alerts', render: (route) => <AlertsRoutes route={route} /> },
+  { path: '/audit', title: 'Audit', render: (route) => <AuditPage route={route} /> },
 ];
 
 function pageOf(path: string): Page | undefined {
