@@ -75,23 +75,24 @@ export class AuditService {
     return rows.map(toAuditEntry);
   }
 
-  /** Deletes entries older than 400 days (the periodic purge, `opsctl purge`). */
+  /**
+   * Deletes entries older than 400 days (the periodic purge, `opsctl purge`), organisation by
+   * organisation along the list's index, in batches. An organisation that was deleted keeps its
+   * entries until a purge of its own id; none are deleted today (opsctl has no org delete).
+   */
   async purge(): Promise<{ entries: number }> {
     const cutoff = iso(this.clock.now() - auditRetentionDays * dayMs);
     let entries = 0;
-    for (;;) {
-      const due = await this.db.selectFrom('audit_entries').select('id').where('ts', '<', cutoff).limit(purgeBatch).execute();
-      if (!due.length) break;
-      const result = await this.db
-        .deleteFrom('audit_entries')
-        .where(
-          'id',
-          'in',
-          due.map((r) => r.id),
-        )
-        .executeTakeFirst();
-      entries += Number(result.numDeletedRows);
-      if (due.length < purgeBatch) break;
+    const orgs = await this.db.selectFrom('organisations').select('id').execute();
+    for (const { id: orgId } of orgs) {
+      for (;;) {
+        const due = await this.db.selectFrom('audit_entries').select('id').where('org_id', '=', orgId).where('ts', '<', cutoff).limit(purgeBatch).execute();
+        if (!due.length) break;
+        const ids = due.map((r) => r.id);
+        const result = await this.db.deleteFrom('audit_entries').where('org_id', '=', orgId).where('id', 'in', ids).executeTakeFirst();
+        entries += Number(result.numDeletedRows);
+        if (due.length < purgeBatch) break;
+      }
     }
     return { entries };
   }

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { precompile } from '../stores/metadata/precompiled.js';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { newId } from '../shared/ids.js';
@@ -106,7 +107,43 @@ export function auditRow(change: AuditChange): AuditEntriesTable {
  * The one way any service writes the audit log.
  */
 export async function record(trx: Kysely<Database>, change: AuditChange): Promise<void> {
-  await trx.insertInto('audit_entries').values(auditRow(change)).execute();
+  await trx.executeQuery(insertOf(trx)(auditRow(change)));
+}
+
+const columns = [
+  'id',
+  'org_id',
+  'ts',
+  'action',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'target_type',
+  'target_id',
+  'project_id',
+  'mode',
+  'request_id',
+  'ip',
+  'user_agent',
+  'outcome',
+  'details',
+] as const satisfies ReadonlyArray<keyof AuditEntriesTable>;
+type InsertQuery = (row: Record<(typeof columns)[number], unknown>) => CompiledQuery;
+/**
+ * The insert, compiled once per database (its dialect's SQL) rather than built on every change:
+ * building and compiling a 16-column insert with Kysely cost more than SQLite takes to run it,
+ * on every token creation (bench:http's tokens row). Keyed by the dialect's adapter, which a
+ * Kysely instance and its transactions share.
+ */
+const inserts = new WeakMap<object, InsertQuery>();
+function insertOf(db: Kysely<Database>): InsertQuery {
+  const adapter = db.getExecutor().adapter;
+  let insert = inserts.get(adapter);
+  if (!insert) {
+    insert = precompile((p) => db.insertInto('audit_entries').values(Object.fromEntries(columns.map((c) => [c, p(c)])) as unknown as AuditEntriesTable), columns);
+    inserts.set(adapter, insert);
+  }
+  return insert;
 }
 
 /** Several changes of one transaction (a purge's batch). */
