@@ -26,3 +26,9 @@ export interface Tenant {
  * signed before embed this text: changing it would invalidate every outstanding cursor.
  */
 export const tenantKey = (tenant: Tenant): string => `${tenant.orgId}/${tenant.projectId}/${tenant.mode}`;
+
+/**
+ * The tenant without who acts: what may leave the request (a message on the bus, a cache key's
+ * owner), so no request's origin travels to other processes.
+ */
+export const tenantOnly = (tenant: Tenant): Tenant => ({ orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode });
