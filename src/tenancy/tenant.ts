@@ -28,7 +28,7 @@ export interface Tenant {
 export const tenantKey = (tenant: Tenant): string => `${tenant.orgId}/${tenant.projectId}/${tenant.mode}`;
 
 /**
- * The tenant without who acts: what may leave the request (a message on the bus, a cache key's
- * owner), so no request's origin travels to other processes.
+ * The tenant without who acts: what may leave the request (a message on the bus, a call to the
+ * events node), so no request's origin travels to other processes.
  */
 export const tenantOnly = (tenant: Tenant): Tenant => ({ orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode });
