@@ -108,7 +108,8 @@ export interface Started {
  * flags of `npm start` (as spawnServer), 'source' runs src/cli/main.ts through tsx (as bench:tail
  * always has). Every process of the group is killed when the bench exits, however it exits.
  */
-export async function startOpsctl(options: { args: string[]; env: Record<string, string>; ready: string; readyWhen?: 'ok' | 'any'; build?: 'dist' | 'source' }): Promise<Started> {
+/** `cwd`: another built checkout whose bin/opsctl.js runs (bench:http's BENCH_BASELINE). */
+export async function startOpsctl(options: { args: string[]; env: Record<string, string>; ready: string; readyWhen?: 'ok' | 'any'; build?: 'dist' | 'source'; cwd?: string }): Promise<Started> {
   installReaper();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
@@ -116,6 +117,7 @@ export async function startOpsctl(options: { args: string[]; env: Record<string,
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', ...options.env },
     stdio: ['ignore', 'ignore', 'inherit'],
     detached: true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   const pgid = child.pid!;
   liveGroups.add(pgid);

@@ -22,6 +22,8 @@ import { openNotifications, type NotificationsCapability } from './notifications
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import { openSearches } from './searches/capability.js';
+import { openAudit } from './audit/capability.js';
+import { tenantOnly } from './tenancy/tenant.js';
 import { openMembers } from './members/capability.js';
 import { openTokens } from './tokens/capability.js';
 import { openUsage } from './usage/capability.js';
@@ -123,12 +125,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // Each durable append is announced on the bus: it wakes live tail here at once (the bus
     // delivers inside publish) and in the other API processes through NATS. A lost wake-up
     // only delays: each feed reads from its own cursor and polls every OPS_TAIL_POLL_MS.
-    events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant, lastSeq }));
+    events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant: tenantOnly(tenant), lastSeq }));
     ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
     opened(openSearches(ctx));
+    opened(openAudit(ctx, log));
     const idempotency = opened(openIdempotency(ctx, log));
     const sso = opened(openSso(ctx, log, urls));
     opened(openDashboard(ctx, log, urls, [sso.dashboardRoutes]));

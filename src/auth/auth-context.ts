@@ -1,6 +1,7 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Scope } from './scopes.js';
 import type { ActingMember } from './role-policy.js';
+import type { Actor } from '../audit/origin.js';
 
 /** What an authenticated request acts as; set once by the auth plugin. */
 export interface AuthContext {
@@ -16,6 +17,11 @@ export interface AuthContext {
    * token. What it changes: src/auth/role-policy.ts.
    */
   member?: ActingMember;
+  /**
+   * Who the audit log names for the request's changes: the user behind a dashboard session
+   * token, else the token itself (src/audit/origin.ts).
+   */
+  actor: Actor;
 }
 
 declare module 'fastify' {

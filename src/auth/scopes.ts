@@ -1,4 +1,4 @@
-/** SPEC.md §5, with DECISIONS.md §18's monitors:read / monitors:write (monitors and their notification channels). */
+/** SPEC.md §5, with DECISIONS.md §18's monitors:read / monitors:write (monitors and their notification channels) and §20's audit:read (the audit log: Owner and Admin). */
 export const scopes = [
   'media:read',
   'media:write',
@@ -15,6 +15,7 @@ export const scopes = [
   'tokens:write',
   'monitors:read',
   'monitors:write',
+  'audit:read',
 ] as const;
 
 export type Scope = (typeof scopes)[number];

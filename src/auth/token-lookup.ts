@@ -25,6 +25,9 @@ interface TokenRow {
   created_by_user_id: string | null;
   /** The role in the token's organisation of the user who created it (null when not a member). */
   member_role: string | null;
+  token_name: string;
+  /** The creating user's name (the actor of a dashboard session token). */
+  user_name: string | null;
 }
 
 /** A looked-up token and the AuthContext built from it once (not on every request). */
@@ -42,6 +45,10 @@ const toAuthContext = (row: TokenRow): AuthContext => {
     tokenId: row.id,
     scopes: new Set(row.scopes.split(' ').filter(isScope)),
     plan: row.plan,
+    actor:
+      row.session_id !== null && row.created_by_user_id !== null
+        ? { type: 'user', id: row.created_by_user_id, name: row.user_name ?? '' }
+        : { type: 'token', id: row.id, name: row.token_name },
   };
   if (row.created_by_user_id !== null) auth.member = { userId: row.created_by_user_id, role: row.member_role };
   return auth;
@@ -156,6 +163,7 @@ export class TokenLookup {
             join.onRef('memberships.org_id', '=', 'api_tokens.org_id').onRef('memberships.user_id', '=', 'api_tokens.created_by_user_id'),
           )
           .leftJoin('roles', 'roles.id', 'memberships.role_id')
+          .leftJoin('users', 'users.id', 'api_tokens.created_by_user_id')
           .select([
             'api_tokens.id',
             'api_tokens.org_id',
@@ -168,6 +176,8 @@ export class TokenLookup {
             'api_tokens.session_id',
             'api_tokens.created_by_user_id',
             'roles.name as member_role',
+            'api_tokens.name as token_name',
+            'users.name as user_name',
           ])
           .where('api_tokens.token_hash', '=', p('hash')),
       ['hash'],

@@ -3,6 +3,7 @@ import { parseScopes } from '../tokens/token-service.js';
 import { scopes as allScopes } from '../auth/scopes.js';
 import { mediaCommands } from '../media/cli.js';
 import { monitorCommands } from '../monitors/cli.js';
+import { auditCommands } from '../audit/cli.js';
 import { listCommands } from './list-commands.js';
 import { opt, orgOption, str, type Command } from './command.js';
 import { cliLogger } from './cli-logger.js';
@@ -10,6 +11,7 @@ import { PublicUrls } from '../app/public-urls.js';
 import type { AppContext } from '../app/context.js';
 import { notFound } from '../errors/app-error.js';
 import { dashboardService } from '../dashboard/capability.js';
+import { AuditService } from '../audit/audit-service.js';
 
 export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
 
@@ -34,7 +36,7 @@ async function firstPasswordLink(ctx: AppContext, userId: string): Promise<{ set
 }
 
 /** The extra commands capabilities add (media restore; monitor and channel commands). */
-export const extraCommands: Command[] = [...mediaCommands, ...monitorCommands];
+export const extraCommands: Command[] = [...mediaCommands, ...monitorCommands, ...auditCommands];
 
 /**
  * Naming in results: a top-level field that names another object is `<kind>_id` (org_id,
@@ -179,6 +181,7 @@ export const commands: Command[] = [
         dashboard: await dashboardService(ctx).purge(),
         notifications: await purgeNotificationHistory(ctx),
         sso: { sign_ins: await new SsoStore(ctx.metadata.db).purge(new Date(ctx.clock.now()).toISOString()) },
+        audit: await new AuditService(ctx.metadata.db, ctx.clock).purge(),
       };
     },
   },

@@ -343,11 +343,12 @@ describe('opsctl, while the server runs', () => {
       return res.body as { id: string; key: string; url: string };
     };
     const [viaUrl, viaPort, unknown] = [await upload(), await upload(), await upload()];
-    const [byUrl, byPort, byNothing] = await Promise.all([
-      opsctl(s, ['media', 'restore', '--id', viaUrl.id, '--json'], { OPS_CDN_URL: 'https://cdn.example.test/files', OPS_CDN_PORT: undefined }),
-      opsctl(s, ['media', 'restore', '--id', viaPort.id, '--json'], { OPS_CDN_URL: undefined, OPS_CDN_PORT: '9123' }),
-      opsctl(s, ['media', 'restore', '--id', unknown.id, '--json'], { OPS_CDN_URL: undefined, OPS_CDN_PORT: '0' }),
-    ]);
+    // One after the other: each in-process run opens its own SQLite connection, and a restore is
+    // a transaction (the file and its audit entry): a second connection's synchronous busy wait
+    // in this same process would block the event loop the first one needs to commit.
+    const byUrl = await opsctl(s, ['media', 'restore', '--id', viaUrl.id, '--json'], { OPS_CDN_URL: 'https://cdn.example.test/files', OPS_CDN_PORT: undefined });
+    const byPort = await opsctl(s, ['media', 'restore', '--id', viaPort.id, '--json'], { OPS_CDN_URL: undefined, OPS_CDN_PORT: '9123' });
+    const byNothing = await opsctl(s, ['media', 'restore', '--id', unknown.id, '--json'], { OPS_CDN_URL: undefined, OPS_CDN_PORT: '0' });
     assert.equal(byUrl.code, 0, byUrl.stderr);
     assert.equal(byUrl.json.url, `https://cdn.example.test/files/${viaUrl.url.split('/').slice(3).join('/')}`);
     assert.equal(byPort.json.url, `http://localhost:9123/${viaPort.url.split('/').slice(3).join('/')}`);

@@ -14,6 +14,8 @@ import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecre
 import { scopesOfRole } from '../auth/role-policy.js';
 import { memorySignInLimiters, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
 import { passwordSignInRefusal } from '../sso/enforce.js';
+import type { RequestOrigin } from '../audit/origin.js';
+import type { AuditChange } from '../audit/record.js';
 
 
 const ulid = monotonicFactory();
@@ -117,11 +119,11 @@ export class DashboardService {
     return this.store.linkEmail(sha256(linkToken), iso(this.now()));
   }
 
-  /** Sets the password from a link (single use); the user's sessions end. */
-  async setPassword(linkToken: string, password: string): Promise<{ user_id: string }> {
+  /** Sets the password from a link (single use); the user's sessions end. `request`: for the audit log. */
+  async setPassword(linkToken: string, password: string, request?: RequestOrigin): Promise<{ user_id: string }> {
     checkPassword(password);
     const hash = await hashPassword(password);
-    const used = await this.store.useLink(sha256(linkToken), iso(this.now()), hash);
+    const used = await this.store.useLink(sha256(linkToken), iso(this.now()), hash, request);
     if (!used) throw badRequest('this link is unknown, already used or expired (links are valid 24 hours, once): ask for a new one (opsctl user reset-password)');
     await this.announce(used.revokedTokens);
     return { user_id: used.userId };
@@ -131,22 +133,42 @@ export class DashboardService {
    * Checks the attempt limits, then the credentials (an unknown e-mail costs the same scrypt
    * as a wrong password); starts a session. The secret is the cookie's value.
    */
-  async signIn(email: string, password: string, clientAddress: string): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
+  async signIn(email: string, password: string, request: RequestOrigin): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
     const normalised = email.trim().toLowerCase();
+    const clientAddress = request.ip;
     await this.throttle(normalised, clientAddress);
     const user = await this.store.userByEmail(normalised);
     const stored = user ? await this.store.passwordHash(user.id) : undefined;
     const matches = await verifyPassword(password.slice(0, maxPasswordLength), stored ?? (await decoyHash()));
-    if (!user || !stored || !matches) throw signedOut(wrongCredentials);
+    // The audit log names the e-mail given, never the password. An unknown e-mail belongs to no
+    // organisation, so its refusals are in no organisation's log (docs/audit.md).
+    const attempt = (outcome: 'success' | 'failure', found: DashboardUser) => ({
+      action: 'user.sign_in' as const,
+      origin: { ...request, actor: { type: 'user' as const, id: found.id, name: found.name } },
+      target: { type: 'user', id: found.id },
+      at: this.now(),
+      outcome,
+      details: { email: normalised, method: 'password' },
+    });
+    if (!user || !stored || !matches) {
+      if (user) await this.store.recordRefused(user.id, attempt('failure', user));
+      throw signedOut(wrongCredentials);
+    }
     if (!(await this.store.hasMembership(user.id))) throw signedOut(wrongCredentials);
     await this.succeeded(normalised, clientAddress);
     const refusal = await passwordSignInRefusal(this.db, user.id);
-    if (refusal) throw refusal;
-    return this.startSession(user);
+    if (refusal) {
+      await this.store.recordRefused(user.id, attempt('failure', user));
+      throw refusal;
+    }
+    return this.startSession(user, attempt('success', user));
   }
 
-  /** A new session for the user (password sign-in, single sign-on): its secret is the cookie's value. */
-  async startSession(user: DashboardUser): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
+  /**
+   * A new session for the user (password sign-in, single sign-on): its secret is the cookie's
+   * value. `signIn` is the audit entry of the sign-in, written with the session.
+   */
+  async startSession(user: DashboardUser, signIn: Omit<AuditChange, 'orgId'>): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
     const secret = newSecret();
     const now = this.now();
     const expiresAt = now + dashboardTimings.absoluteMs;
@@ -158,7 +180,7 @@ export class DashboardService {
       last_seen_at: iso(now),
       idle_expires_at: iso(Math.min(now + dashboardTimings.idleMs, expiresAt)),
       expires_at: iso(expiresAt),
-    });
+    }, { ...signIn, at: now });
     return { user, secret, expiresAt };
   }
 

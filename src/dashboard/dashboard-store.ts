@@ -2,6 +2,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { DashboardSessionsTable } from './dashboard-tables.js';
 import type { Mode } from '../tenancy/tenant.js';
+import { audit, type AuditChange } from '../audit/record.js';
+import type { RequestOrigin } from '../audit/origin.js';
 
 export interface DashboardUser {
   id: string;
@@ -72,7 +74,8 @@ export class DashboardStore {
    * transaction. Undefined when the link is unknown, used or expired; else the user and the
    * session tokens revoked.
    */
-  async useLink(linkHash: string, now: string, passwordHash: string): Promise<{ userId: string; revokedTokens: string[] } | undefined> {
+  /** `request`: where the link was used from, for the audit log's user.password_set. */
+  async useLink(linkHash: string, now: string, passwordHash: string, request?: RequestOrigin): Promise<{ userId: string; revokedTokens: string[] } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const link = await trx
         .selectFrom('password_links')
@@ -91,12 +94,37 @@ export class DashboardStore {
         await trx.insertInto('user_credentials').values({ user_id: link.user_id, password_hash: passwordHash, updated_at: now }).execute();
       }
       const revokedTokens = await this.endSessions(trx, now, (q) => q.where('user_id', '=', link.user_id));
+      const user = await trx.selectFrom('users').select(['id', 'name', 'email']).where('id', '=', link.user_id).executeTakeFirstOrThrow();
+      // The link's holder acts as the user it was made for.
+      const origin = request && { ...request, actor: { type: 'user' as const, id: user.id, name: user.name } };
+      await this.recordForUser(trx, user.id, { action: 'user.password_set', origin, target: { type: 'user', id: user.id }, at: Date.parse(now), details: { email: user.email } });
       return { userId: link.user_id, revokedTokens };
     });
   }
 
-  async createSession(row: DashboardSessionsTable): Promise<void> {
-    await this.db.insertInto('dashboard_sessions').values(row).execute();
+  /** Starts a session; `signIn` is recorded with it in the audit log of each of the user's organisations. */
+  async createSession(row: DashboardSessionsTable, signIn: Omit<AuditChange, 'orgId'>): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('dashboard_sessions').values(row).execute();
+      await this.recordForUser(trx, row.user_id, signIn);
+    });
+  }
+
+  /** A refused sign-in of a known user, recorded in each of their organisations' audit logs. */
+  async recordRefused(userId: string, refused: Omit<AuditChange, 'orgId'>): Promise<void> {
+    await this.db.transaction().execute((trx) => this.recordForUser(trx, userId, refused));
+  }
+
+  /**
+   * Sign-ins and passwords are the user's, not one organisation's: the change is recorded in
+   * every organisation the user is a member of, so each one's Owners see it.
+   */
+  private async recordForUser(trx: Db, userId: string, change: Omit<AuditChange, 'orgId'>): Promise<void> {
+    const orgs = await trx.selectFrom('memberships').select('org_id').where('user_id', '=', userId).execute();
+    await audit.recordAll(
+      trx,
+      orgs.map((o) => ({ ...change, orgId: o.org_id })),
+    );
   }
 
   sessionBySecretHash(secretHash: string): Promise<SessionRow | undefined> {

@@ -11,6 +11,7 @@ import { maxPasswordLength, minPasswordLength } from './passwords.js';
 import type { SessionRow } from './dashboard-store.js';
 import { dashboardTimings, type DashboardService } from './dashboard-service.js';
 import { registerPasswordLinkRoute } from './password-links.js';
+import { requestOrigin } from '../audit/origin.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -131,7 +132,7 @@ export async function registerDashboardRoutes(
       },
     },
     async (request) => {
-      await service.setPassword(request.body.link_token, request.body.password);
+      await service.setPassword(request.body.link_token, request.body.password, requestOrigin(request));
       return { ok: true as const };
     },
   );
@@ -160,7 +161,7 @@ export async function registerDashboardRoutes(
       },
     },
     async (request, reply) => {
-      const { user, secret } = await service.signIn(request.body.email, request.body.password, request.ip);
+      const { user, secret } = await service.signIn(request.body.email, request.body.password, requestOrigin(request));
       // The browser may forget it at the absolute end; the server ends it then (or sooner, idle) anyway.
       reply.header('Set-Cookie', sessionCookieHeader(secret, { secure, maxAgeSeconds: dashboardTimings.absoluteMs / 1000 }));
       return { user };

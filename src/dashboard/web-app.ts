@@ -12,7 +12,7 @@ import type { Api } from '../http/types.js';
 export const webAppDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/web');
 
 /** The app's pages: each answers the app's index.html, which routes on the path. */
-export const pagePaths = ['/dashboard/', '/dashboard/sign-in', '/dashboard/set-password', '/dashboard/datasets', '/dashboard/datasets/:name', '/dashboard/media', '/dashboard/tokens', '/dashboard/members', '/dashboard/usage', '/dashboard/alerts', '/dashboard/alerts/:id', '/dashboard/alerts/:id/edit', '/dashboard/sso'];
+export const pagePaths = ['/dashboard/', '/dashboard/sign-in', '/dashboard/set-password', '/dashboard/datasets', '/dashboard/datasets/:name', '/dashboard/media', '/dashboard/tokens', '/dashboard/members', '/dashboard/usage', '/dashboard/alerts', '/dashboard/alerts/:id', '/dashboard/alerts/:id/edit', '/dashboard/sso', '/dashboard/audit'];
 
 /** When the app was not built (a checkout without `npm ci`): a page that says how to build it. */
 const notBuilt = `<!doctype html>

@@ -14,6 +14,7 @@ import type { DatasetsTable } from './datasets-table.js';
 import './datasets-table.js';
 import type { RecordAnswer } from '../idempotency/keyed-request.js';
 import { KeyedLock } from '../shared/keyed-lock.js';
+import { audit, inTenant } from '../audit/record.js';
 
 export type Dataset = Selectable<DatasetsTable>;
 
@@ -122,7 +123,7 @@ export class DatasetService {
     plan: string,
     name: string,
     fields: Omit<DatasetPatch, 'name'> = {},
-    options: { cap?: number | null; within?: RecordAnswer<Dataset> } = {},
+    options: { cap?: number | null; within?: RecordAnswer<Dataset>; byIngest?: boolean } = {},
   ): Promise<Dataset | { full: number }> {
     const now = iso(this.clock.now());
     const row: Dataset = {
@@ -147,6 +148,14 @@ export class DatasetService {
           if (used >= cap) return { full: used };
         }
         await trx.insertInto('datasets').values(row).execute();
+        await audit.record(trx, {
+          action: 'dataset.create',
+          ...inTenant(tenant),
+          target: { type: 'dataset', id: row.id },
+          at: Date.parse(now),
+          // by_ingest: made by the first event sent to the name (DECISIONS.md §9), not by POST /datasets.
+          details: { name, retention_days: row.retention_days, default_severity: row.default_severity, by_ingest: options.byIngest === true },
+        });
         if (within) await within(trx, row);
         return row;
       });
@@ -163,7 +172,7 @@ export class DatasetService {
 
   /** The system-managed default dataset: outside the cap. */
   private async insertDefault(tenant: Tenant, plan: string): Promise<Dataset> {
-    return (await this.insert(tenant, plan, defaultDatasetName)) as Dataset;
+    return (await this.insert(tenant, plan, defaultDatasetName, {}, { byIngest: true })) as Dataset;
   }
 
   /** Resolves (creating on first ingest) where events sent to `name` go; archived → 409. */
@@ -186,7 +195,7 @@ export class DatasetService {
     return this.orgLock.run(tenant.orgId, async () => {
       const again = await this.find(tenant, name);
       if (again) return this.resolveTarget(tenant, plan, name);
-      const inserted = await this.insert(tenant, plan, name, {}, { cap: this.plans.limits(plan).datasets });
+      const inserted = await this.insert(tenant, plan, name, {}, { cap: this.plans.limits(plan).datasets, byIngest: true });
       if (!('full' in inserted)) return { dataset: inserted, overflowFrom: undefined };
       const fallback = (await this.find(tenant, defaultDatasetName)) ?? (await this.insertDefault(tenant, plan));
       return { dataset: fallback, overflowFrom: name };
@@ -231,7 +240,17 @@ export class DatasetService {
     if (patch.retention_days !== undefined) changes.retention_days = patch.retention_days;
     if (patch.default_severity !== undefined) changes.default_severity = patch.default_severity;
     try {
-      await scoped(this.db, tenant).updateTable('datasets').set(changes).where('id', '=', dataset.id).execute();
+      await this.db.transaction().execute(async (trx) => {
+        await scoped(trx, tenant).updateTable('datasets').set(changes).where('id', '=', dataset.id).execute();
+        const { updated_at: _, ...changed } = changes;
+        await audit.record(trx, {
+          action: 'dataset.update',
+          ...inTenant(tenant),
+          target: { type: 'dataset', id: dataset.id },
+          at: Date.parse(changes.updated_at!),
+          details: { ...changed, name: changes.name ?? dataset.name, ...(renaming ? { previous_name: dataset.name } : {}) },
+        });
+      });
     } catch (error) {
       if (renaming && (await this.find(tenant, patch.name!))) throw conflict(`dataset name "${patch.name}" is taken`);
       throw error;
@@ -244,7 +263,10 @@ export class DatasetService {
     const dataset = await this.getActive(tenant, name);
     if (dataset.is_default) throw conflict(`the "${defaultDatasetName}" dataset cannot be archived`);
     const now = iso(this.clock.now());
-    await scoped(this.db, tenant).updateTable('datasets').set({ archived_at: now, updated_at: now }).where('id', '=', dataset.id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await scoped(trx, tenant).updateTable('datasets').set({ archived_at: now, updated_at: now }).where('id', '=', dataset.id).execute();
+      await audit.record(trx, { action: 'dataset.archive', ...inTenant(tenant), target: { type: 'dataset', id: dataset.id }, at: Date.parse(now), details: { name: dataset.name } });
+    });
     this.invalidate();
     return { ...dataset, archived_at: now };
   }

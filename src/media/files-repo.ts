@@ -8,6 +8,7 @@ import type { PageRequest } from '../pagination/page.js';
 import { keysetBefore, keysetValues } from '../pagination/keyset.js';
 import type { FilesTable } from './files-table.js';
 import './files-table.js';
+import { audit, inTenant } from '../audit/record.js';
 
 export interface ListFilter {
   folder?: string;
@@ -125,15 +126,19 @@ export class FilesRepo {
     return query;
   }
 
-  /** Soft delete; false when the file is not an active file of the tenant. */
+  /** Soft delete, recorded in the audit log with it; false when the file is not an active file of the tenant. */
   async softDelete(tenant: Tenant, id: string, now: string, purgesAt: string): Promise<boolean> {
-    const result = await scoped(this.db, tenant)
-      .updateTable('files')
-      .set({ deleted_at: now, purges_at: purgesAt, updated_at: now })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await scoped(trx, tenant)
+        .updateTable('files')
+        .set({ deleted_at: now, purges_at: purgesAt, updated_at: now })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await audit.record(trx, { action: 'file.delete', ...inTenant(tenant), target: { type: 'file', id }, at: Date.parse(now), details: { purges_at: purgesAt } });
+      return true;
+    });
   }
 
   /** System path (public delivery): the file a URL names, soft-deleted ones included. */
@@ -147,14 +152,24 @@ export class FilesRepo {
    * Undefined for an unknown id, another tenant's, and one past its window or purged.
    */
   async restore(tenant: Tenant, id: string, now: string): Promise<FilesTable | undefined> {
-    await this.undoSoftDelete(scoped(this.db, tenant).updateTable('files'), id, now);
+    await this.db.transaction().execute(async (trx) => {
+      // Restoring an active file changes nothing, and records nothing.
+      if (await this.undoSoftDelete(scoped(trx, tenant).updateTable('files'), id, now)) {
+        await audit.record(trx, { action: 'file.restore', ...inTenant(tenant), target: { type: 'file', id }, at: Date.parse(now) });
+      }
+    });
     return this.get(tenant, id);
   }
 
   /** System path (opsctl): undoes a soft delete still inside its window, whichever tenant's file. */
   async restoreAnyTenant(id: string, now: string): Promise<FilesTable | undefined> {
-    if (!(await this.undoSoftDelete(this.db.updateTable('files'), id, now))) return undefined;
-    return this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await this.undoSoftDelete(trx.updateTable('files'), id, now))) return undefined;
+      const row = await trx.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
+      await audit.record(trx, { action: 'file.restore', ...inTenant(tenant), target: { type: 'file', id }, at: Date.parse(now) });
+      return row;
+    });
   }
 
   /**
@@ -181,8 +196,14 @@ export class FilesRepo {
    * System path (purge): removes the row if it is still due. Exactly one process gets true
    * for a given file, so only that one gives its bytes back to the quota.
    */
-  async claimPurged(id: string, now: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('files').where('id', '=', id).where('purges_at', '<=', now).executeTakeFirst();
-    return Number(result.numDeletedRows) === 1;
+  async claimPurged(row: FilesTable, now: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('files').where('id', '=', row.id).where('purges_at', '<=', now).executeTakeFirst();
+      if (Number(result.numDeletedRows) !== 1) return false;
+      // The purge's actor is the operator: the server's own job, or `opsctl purge`.
+      const tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
+      await audit.record(trx, { action: 'file.purge', ...inTenant(tenant), target: { type: 'file', id: row.id }, at: Date.parse(now), details: { size: Number(row.size) } });
+      return true;
+    });
   }
 }

@@ -186,7 +186,7 @@ export class MediaService {
       const due = await this.files.due(now, 100);
       for (const row of due) {
         await this.blobs.delete(row.key);
-        if (await this.files.claimPurged(row.id, now)) {
+        if (await this.files.claimPurged(row, now)) {
           await this.ctx.quotas.release(row.org_id, 'storage_bytes', Number(row.size));
           purged++;
           bytes += Number(row.size);

@@ -44,7 +44,7 @@ export function registerMemberInviteRoute(app: Api, ctx: AppContext): void {
       const role = (await ctx.members.roles(tenant.orgId)).find((r) => r.id === roleId);
       if (!role) throw badRequest(`roleId ${roleId} is not a role of this organisation (GET /v1/orgs/${tenant.orgId}/roles lists them)`, { field: 'roleId' });
       checkOwnerChange(actor, { currentRole: '', newRole: role.name });
-      const { user_id } = await ctx.orgs.addMember({ orgId: tenant.orgId, email, name: name?.trim() || undefined, role: role.name });
+      const { user_id } = await ctx.orgs.addMember({ orgId: tenant.orgId, email, name: name?.trim() || undefined, role: role.name, origin: tenant.origin });
       return reply.code(201).send(await memberOf(ctx, tenant.orgId, user_id));
     },
   );

@@ -8,6 +8,8 @@ import { ownerRole, systemRoles } from '../orgs/system-roles.js';
 import { checkOwnerChange, type ActingMember } from '../auth/role-policy.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';
+import { audit } from '../audit/record.js';
+import type { Origin } from '../audit/origin.js';
 
 /** A role as a member carries it (SPEC.md §2.10) and as GET /orgs/{orgId}/roles lists it. */
 export interface Role {
@@ -117,8 +119,9 @@ export class MembersService {
   /**
    * `actor`: the member the caller's token acts for, whose role may forbid the change
    * (role-policy.ts: only an Owner changes Owners); absent for tokens acting for nobody.
+   * `origin`: who acts, for the audit log (the request's tenant carries it; absent: opsctl).
    */
-  async changeRole(orgId: string, userId: string, roleId: string, actor?: ActingMember): Promise<void> {
+  async changeRole(orgId: string, userId: string, roleId: string, actor?: ActingMember, origin?: Origin): Promise<void> {
     const changed = await this.db.transaction().execute(async (trx) => {
       await this.lockOrg(trx, orgId);
       const role = await trx.selectFrom('roles').select(['id', 'name']).where('id', '=', roleId).where('org_id', '=', orgId).executeTakeFirst();
@@ -128,13 +131,21 @@ export class MembersService {
       if (member.role_id === role.id) return false;
       if (member.role_name === ownerRole && role.name !== ownerRole) await this.checkOwnerMayLeave(trx, orgId, userId, 'demoted');
       await trx.updateTable('memberships').set({ role_id: role.id }).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+      await audit.record(trx, {
+        action: 'member.role_change',
+        origin,
+        orgId,
+        target: { type: 'user', id: userId },
+        at: this.clock.now(),
+        details: { role: role.name, previous_role: member.role_name },
+      });
       return true;
     });
     if (changed) await this.changed(orgId, userId);
   }
 
-  /** `actor` as for changeRole. */
-  async remove(orgId: string, userId: string, actor?: ActingMember): Promise<void> {
+  /** `actor` and `origin` as for changeRole. */
+  async remove(orgId: string, userId: string, actor?: ActingMember, origin?: Origin): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.lockOrg(trx, orgId);
       const member = await this.memberOf(trx, orgId, userId);
@@ -143,6 +154,7 @@ export class MembersService {
       const org = await trx.selectFrom('organisations').select('primary_owner_id').where('id', '=', orgId).executeTakeFirstOrThrow();
       if (org.primary_owner_id === userId) await this.checkOwnerMayLeave(trx, orgId, userId, 'removed');
       await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+      await audit.record(trx, { action: 'member.remove', origin, orgId, target: { type: 'user', id: userId }, at: this.clock.now(), details: { role: member.role_name } });
     });
     await this.changed(orgId, userId);
   }

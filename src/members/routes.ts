@@ -88,7 +88,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     async (request) => {
       const { tenant, member } = requireAuth(request);
       MembersService.checkOrg(tenant.orgId, request.params.orgId);
-      await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId, member);
+      await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId, member, tenant.origin);
       return { ok: true as const };
     },
   );
@@ -102,7 +102,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     async (request) => {
       const { tenant, member } = requireAuth(request);
       MembersService.checkOrg(tenant.orgId, request.params.orgId);
-      await ctx.members.remove(tenant.orgId, request.params.userId, member);
+      await ctx.members.remove(tenant.orgId, request.params.userId, member, tenant.origin);
       return { ok: true as const };
     },
   );

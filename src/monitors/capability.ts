@@ -15,6 +15,7 @@ import { MonitorSchema } from './routes/schemas.js';
 import { registerMonitorRoutes } from './routes/monitors.js';
 import { registerHistoryRoutes } from './routes/history.js';
 import { registerPreviewRoutes } from './routes/preview.js';
+import { tenantOnly } from '../tenancy/tenant.js';
 
 export interface MonitorsCapability extends Capability {
   monitors: MonitorService;
@@ -53,7 +54,7 @@ export function openMonitors(
   });
   // A change reaches this process's matcher inside publish, and the other processes' through
   // NATS at once rather than after their cache's 5 s (a lost message costs only that wait).
-  monitors.onChanged = (tenant) => ctx.bus.publish('monitors.changed', { tenant });
+  monitors.onChanged = (tenant) => ctx.bus.publish('monitors.changed', { tenant: tenantOnly(tenant) });
   ctx.bus.subscribe('monitors.changed', ({ tenant }) => matcher.forget(tenant));
   deps.events.onAppended((tenant, _lastSeq, events) => matcher.matchAppended(tenant, events));
   return {

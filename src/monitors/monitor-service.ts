@@ -13,6 +13,7 @@ import { checkMonitor, inputOf, type MonitorInput } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
 import './tables.js';
 import { KeyedLock } from '../shared/keyed-lock.js';
+import { audit, inTenant } from '../audit/record.js';
 
 /**
  * How many monitors the organisation has, in all its projects and modes: what the plan's
@@ -67,6 +68,13 @@ export class MonitorService {
           updated_at: now,
         };
         await trx.insertInto('monitors').values(created).execute();
+        await audit.record(trx, {
+          action: 'monitor.create',
+          ...inTenant(tenant),
+          target: { type: 'monitor', id: created.id },
+          at: Date.parse(now),
+          details: { name: created.name, kind: created.kind },
+        });
         return created;
       });
       this.onChanged(tenant);
@@ -101,17 +109,24 @@ export class MonitorService {
     const now = iso(this.clock.now());
     // A changed query or schedule is evaluated at once, by whichever process claims it first.
     const changes: Partial<MonitorsTable> = { ...columns, updated_at: now, ...(row.kind === 'threshold' ? { next_eval_at: now } : {}) };
-    await scoped(this.db, tenant).updateTable('monitors').set(changes).where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await scoped(trx, tenant).updateTable('monitors').set(changes).where('id', '=', id).execute();
+      await audit.record(trx, { action: 'monitor.update', ...inTenant(tenant), target: { type: 'monitor', id }, at: Date.parse(now), details: { name: columns.name, fields: Object.keys(patch) } });
+    });
     this.onChanged(tenant);
     return { ...row, ...changes };
   }
 
   /** Deletes the monitor with its group states and history of state changes. */
   async remove(tenant: Tenant, id: string): Promise<void> {
-    const result = await scoped(this.db, tenant).deleteFrom('monitors').where('id', '=', id).executeTakeFirst();
-    if (Number(result.numDeletedRows) !== 1) throw notFound(`no monitor ${id}`);
-    await scoped(this.db, tenant).deleteFrom('monitor_groups').where('monitor_id', '=', id).execute();
-    await scoped(this.db, tenant).deleteFrom('monitor_changes').where('monitor_id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const row = await scoped(trx, tenant).selectFrom('monitors').select('name').where('id', '=', id).executeTakeFirst();
+      const result = await scoped(trx, tenant).deleteFrom('monitors').where('id', '=', id).executeTakeFirst();
+      if (!row || Number(result.numDeletedRows) !== 1) throw notFound(`no monitor ${id}`);
+      await scoped(trx, tenant).deleteFrom('monitor_groups').where('monitor_id', '=', id).execute();
+      await scoped(trx, tenant).deleteFrom('monitor_changes').where('monitor_id', '=', id).execute();
+      await audit.record(trx, { action: 'monitor.delete', ...inTenant(tenant), target: { type: 'monitor', id }, at: this.clock.now(), details: { name: row.name } });
+    });
     this.onChanged(tenant);
   }
 

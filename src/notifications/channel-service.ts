@@ -12,6 +12,7 @@ import { newSigningSecret } from './signature.js';
 import type { ChannelKind } from './notification.js';
 import type { ChannelsTable } from './tables.js';
 import './tables.js';
+import { audit, inTenant } from '../audit/record.js';
 
 /** A channel as the API shows it: never the signing secret, Discord and Slack URLs masked. */
 export interface ChannelView {
@@ -70,7 +71,11 @@ export class ChannelService {
       created_at: now,
       updated_at: now,
     };
-    await this.db.insertInto('channels').values(row).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('channels').values(row).execute();
+      // Never the URL (Discord and Slack URLs are credentials) nor the signing secret.
+      await audit.record(trx, { action: 'channel.create', ...inTenant(tenant), target: { type: 'channel', id: row.id }, at: Date.parse(now), details: { name: row.name, kind: row.kind } });
+    });
     return { ...toChannelView(row), ...(row.signing_secret ? { signing_secret: row.signing_secret } : {}) };
   }
 
@@ -101,13 +106,27 @@ export class ChannelService {
     if (patch.url !== undefined) changes.url = await acceptChannelUrl(patch.url, this.allowPrivate);
     if (patch.enabled === true) Object.assign(changes, { enabled: 1, disabled_reason: null, consecutive_failures: 0 });
     if (patch.enabled === false && row.enabled === 1) Object.assign(changes, { enabled: 0, disabled_reason: 'disabled by a user' });
-    await scoped(this.db, tenant).updateTable('channels').set(changes).where('id', '=', id).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await scoped(trx, tenant).updateTable('channels').set(changes).where('id', '=', id).execute();
+      // Which fields changed, not their values: a new URL is a credential.
+      await audit.record(trx, {
+        action: 'channel.update',
+        ...inTenant(tenant),
+        target: { type: 'channel', id },
+        at: Date.parse(changes.updated_at!),
+        details: { name: changes.name ?? row.name, fields: Object.keys(patch), ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}) },
+      });
+    });
     return { ...row, ...changes };
   }
 
   /** Deletes the channel; its notifications still pending are marked failed when their turn comes. */
   async remove(tenant: Tenant, id: string): Promise<void> {
-    const result = await scoped(this.db, tenant).deleteFrom('channels').where('id', '=', id).executeTakeFirst();
-    if (Number(result.numDeletedRows) !== 1) throw notFound(`no channel ${id}`);
+    await this.db.transaction().execute(async (trx) => {
+      const row = await scoped(trx, tenant).selectFrom('channels').select(['name', 'kind']).where('id', '=', id).executeTakeFirst();
+      const result = await scoped(trx, tenant).deleteFrom('channels').where('id', '=', id).executeTakeFirst();
+      if (!row || Number(result.numDeletedRows) !== 1) throw notFound(`no channel ${id}`);
+      await audit.record(trx, { action: 'channel.delete', ...inTenant(tenant), target: { type: 'channel', id }, at: this.clock.now(), details: { name: row.name, kind: row.kind } });
+    });
   }
 }

@@ -5,6 +5,8 @@ import { badRequest, conflict, notFound } from '../errors/app-error.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { ownerRole, systemRoles } from './system-roles.js';
+import { audit } from '../audit/record.js';
+import type { Origin } from '../audit/origin.js';
 
 /** An organisation as `opsctl org list` shows it. */
 export interface OrgInfo {
@@ -59,25 +61,45 @@ export class OrgService {
       await trx.updateTable('organisations').set({ primary_owner_id: userId }).where('id', '=', orgId).execute();
       const projectId = newId.project();
       await trx.insertInto('projects').values({ id: projectId, org_id: orgId, name: 'default', created_at: now }).execute();
+      await audit.record(trx, {
+        action: 'org.create',
+        origin: undefined,
+        orgId,
+        target: { type: 'organisation', id: orgId },
+        at: this.clock.now(),
+        details: { name: input.name, plan: input.plan, primary_owner_id: userId, project_id: projectId },
+      });
       return { org_id: orgId, project_id: projectId, user_id: userId };
     });
   }
 
   async setPlan(orgId: string, plan: string): Promise<void> {
     this.checkPlan(plan);
-    const result = await this.db
-      .updateTable('organisations')
-      .set({ plan, updated_at: iso(this.clock.now()) })
-      .where('id', '=', orgId)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw notFound(`organisation ${orgId} does not exist`);
+    await this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('organisations').select('plan').where('id', '=', orgId).executeTakeFirst();
+      if (!before) throw notFound(`organisation ${orgId} does not exist`);
+      const now = this.clock.now();
+      await trx.updateTable('organisations').set({ plan, updated_at: iso(now) }).where('id', '=', orgId).execute();
+      await audit.record(trx, {
+        action: 'org.plan_change',
+        origin: undefined,
+        orgId,
+        target: { type: 'organisation', id: orgId },
+        at: now,
+        details: { plan, previous_plan: before.plan },
+      });
+    });
   }
 
   async createProject(orgId: string, name: string): Promise<{ project_id: string }> {
     await this.requireOrg(this.db, orgId);
     if (!name.trim()) throw badRequest('the project name must not be empty');
     const projectId = newId.project();
-    await this.db.insertInto('projects').values({ id: projectId, org_id: orgId, name, created_at: iso(this.clock.now()) }).execute();
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('projects').values({ id: projectId, org_id: orgId, name, created_at: iso(now) }).execute();
+      await audit.record(trx, { action: 'project.create', origin: undefined, orgId, projectId, target: { type: 'project', id: projectId }, at: now, details: { name } });
+    });
     return { project_id: projectId };
   }
 
@@ -86,7 +108,8 @@ export class OrgService {
     if (!row) throw notFound(`project ${projectId} does not exist in organisation ${orgId}`);
   }
 
-  async addMember(input: { orgId: string; email: string; name?: string; role: string }): Promise<{ user_id: string }> {
+  /** `origin`: who acts, for the audit log (POST /orgs/{orgId}/members passes the request's); absent: opsctl. */
+  async addMember(input: { orgId: string; email: string; name?: string; role: string; origin?: Origin }): Promise<{ user_id: string }> {
     return this.db.transaction().execute(async (trx) => {
       await this.requireOrg(trx, input.orgId);
       const userId = await this.userByEmail(trx, input.email, input.name);
@@ -98,6 +121,14 @@ export class OrgService {
         .executeTakeFirst();
       if (existing) throw conflict(`${input.email} is already a member of this organisation`);
       await this.addMembership(trx, input.orgId, userId, input.role);
+      await audit.record(trx, {
+        action: 'member.invite',
+        origin: input.origin,
+        orgId: input.orgId,
+        target: { type: 'user', id: userId },
+        at: this.clock.now(),
+        details: { email: input.email.trim().toLowerCase(), role: input.role },
+      });
       return { user_id: userId };
     });
   }
@@ -120,6 +151,7 @@ export class OrgService {
         .set({ primary_owner_id: toUserId, updated_at: iso(this.clock.now()) })
         .where('id', '=', orgId)
         .execute();
+      await audit.record(trx, { action: 'org.owner_transfer', origin: undefined, orgId, target: { type: 'user', id: toUserId }, at: this.clock.now() });
     });
   }
 

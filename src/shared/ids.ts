@@ -22,6 +22,7 @@ export const newId = {
   monitor: () => `mon_${ulid()}`,
   monitorChange: () => `mch_${ulid()}`,
   savedSearch: () => `ss_${ulid()}`,
+  audit: () => `aud_${ulid()}`,
   request: () => `req_${requestPrefix}${(requestCounter++).toString(36).padStart(8, '0')}`,
 };
 

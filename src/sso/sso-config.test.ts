@@ -148,4 +148,16 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     const res = await s.request('PUT', `/orgs/${b.orgId}/sso`, { token: b.token, json: valid });
     assert.equal(res.status, 200, res.text);
   });
+
+  test('saving and removing the configuration is in the audit log (sso.configure), never its secret', async () => {
+    const put = await s.request('PUT', path, { json: { ...valid, email_domains: ['audited.example'] } });
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await s.request('DELETE', path)).status, 200);
+    const audit = await s.request('GET', `/orgs/${s.tenants.a.orgId}/audit?action=sso.configure`);
+    assert.equal(audit.status, 200, audit.text);
+    const entries = audit.body.entries as Array<{ details: { deleted: boolean; issuer: string | null } }>;
+    assert.ok(entries.length >= 2);
+    assert.deepEqual(entries.slice(0, 2).map((e) => [e.details.deleted, e.details.issuer]), [[true, null], [false, idp.issuer]]);
+    assert.ok(!audit.text.includes(String(valid.client_secret)), 'the client secret is in no entry');
+  });
 });

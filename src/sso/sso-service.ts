@@ -1,3 +1,5 @@
+import { recordSsoConfigure } from '../audit/sso.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import type { Kysely } from 'kysely';
 import type * as client from 'openid-client';
 import type { Database } from '../stores/metadata/schema.js';
@@ -103,7 +105,7 @@ export class SsoService {
    * issuer's discovery document (a provider that cannot be used is refused before it is
    * saved). Without client_secret, a change keeps the stored one.
    */
-  async configure(orgId: string, input: SsoConfigInput): Promise<StoredSsoConfig> {
+  async configure(orgId: string, input: SsoConfigInput, by: Tenant): Promise<StoredSsoConfig> {
     const roles = (await this.deps.members.roles(orgId)).map((r) => r.name);
     const checked = checkSsoConfig(input, roles);
     const existing = await this.store.config(orgId);
@@ -130,7 +132,9 @@ export class SsoService {
       updated_at: now,
     };
     try {
-      await this.store.save(row, checked.email_domains);
+      // The audit entry (sso.configure, never the secret) in the save's transaction.
+      const { issuer, email_domains, enforce, default_role } = checked;
+      await this.store.save(row, email_domains, (trx) => recordSsoConfigure(trx, { tenant: by, at: this.now(), issuer, email_domains, enforce, default_role }));
     } catch (error) {
       // Lost a race for a domain against another organisation: the same 409 as the check above.
       const lost = await this.store.domainTakenElsewhere(orgId, checked.email_domains);
@@ -141,8 +145,8 @@ export class SsoService {
     return { ...row, email_domains: checked.email_domains };
   }
 
-  async remove(orgId: string): Promise<void> {
-    if (!(await this.store.remove(orgId))) throw notFound('single sign-on is not configured for this organisation');
+  async remove(orgId: string, by: Tenant): Promise<void> {
+    if (!(await this.store.remove(orgId, (trx) => recordSsoConfigure(trx, { tenant: by, at: this.now(), deleted: true })))) throw notFound('single sign-on is not configured for this organisation');
     this.discovered.delete(orgId);
   }
 

@@ -36,8 +36,9 @@ export class SsoStore {
   }
 
   /** Creates or replaces the organisation's configuration and its domains, in one transaction. */
-  async save(row: SsoConfigsTable, domains: string[]): Promise<void> {
+  async save(row: SsoConfigsTable, domains: string[], audit: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await audit(trx);
       const { org_id, created_at, ...changes } = row;
       const updated = await trx.updateTable('sso_configs').set(changes).where('org_id', '=', org_id).executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) await trx.insertInto('sso_configs').values({ org_id, created_at, ...changes }).execute();
@@ -47,12 +48,14 @@ export class SsoStore {
   }
 
   /** Removes the configuration, its domains and its sign-ins in flight; false when there was none. */
-  async remove(orgId: string): Promise<boolean> {
+  async remove(orgId: string, audit: (trx: Kysely<Database>) => Promise<void>): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('sso_domains').where('org_id', '=', orgId).execute();
       await trx.deleteFrom('sso_logins').where('org_id', '=', orgId).execute();
       const deleted = await trx.deleteFrom('sso_configs').where('org_id', '=', orgId).executeTakeFirst();
-      return Number(deleted.numDeletedRows) === 1;
+      if (Number(deleted.numDeletedRows) !== 1) return false;
+      await audit(trx);
+      return true;
     });
   }
 

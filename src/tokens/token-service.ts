@@ -12,6 +12,7 @@ import { iso, type Clock } from '../shared/clock.js';
 import { generateToken, hashToken, looksLikeToken } from './token-secret.js';
 import type { Bus } from '../cluster/bus.js';
 import type { RecordAnswer } from '../idempotency/keyed-request.js';
+import { audit, inTenant } from '../audit/record.js';
 
 /** A token as listed: never the secret, never its hash. */
 export interface TokenInfo {
@@ -121,11 +122,23 @@ export class TokenService {
     };
     const created = { ...toInfo(row), token };
     const within = input.within;
-    if (!within) await this.db.insertInto('api_tokens').values(row).execute();
+    // A dashboard session's own short-lived token is sign-in machinery, not a change anyone
+    // made: the sign-in is what the audit log records (docs/audit.md).
+    if (!within && input.sessionId !== undefined) await this.db.insertInto('api_tokens').values(row).execute();
     else {
       await this.db.transaction().execute(async (trx) => {
         await trx.insertInto('api_tokens').values(row).execute();
-        await within(trx, created);
+        if (input.sessionId === undefined) {
+          await audit.record(trx, {
+            action: 'token.create',
+            ...inTenant(input.tenant),
+            mode: row.mode,
+            target: { type: 'token', id: row.id },
+            at: this.clock.now(),
+            details: { name: row.name, scopes: created.scopes, expires_at: row.expires_at },
+          });
+        }
+        if (within) await within(trx, created);
       });
     }
     return created;
@@ -245,27 +258,36 @@ export class TokenService {
    * only tokens made for that member: another's is 404, as if it did not exist (role-policy.ts).
    */
   async revoke(caller: Pick<TokenCaller, 'tenant' | 'member'>, id: string): Promise<void> {
-    let update = scoped(this.db, caller.tenant)
-      .updateTable('api_tokens')
-      .set({ revoked_at: iso(this.clock.now()) })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null);
-    const owner = tokensOwnedBy(caller.member);
-    if (owner !== undefined) update = update.where('created_by_user_id', '=', owner);
-    const result = await update.executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      let update = scoped(trx, caller.tenant)
+        .updateTable('api_tokens')
+        .set({ revoked_at: iso(now) })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null);
+      const owner = tokensOwnedBy(caller.member);
+      if (owner !== undefined) update = update.where('created_by_user_id', '=', owner);
+      const result = await update.executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist`);
+      await audit.record(trx, { action: 'token.revoke', ...inTenant(caller.tenant), target: { type: 'token', id }, at: now });
+    });
     await this.revoked(id);
   }
 
   /** Administrative revocation (opsctl), across tenants. */
   async revokeById(id: string): Promise<void> {
-    const result = await this.db
-      .updateTable('api_tokens')
-      .set({ revoked_at: iso(this.clock.now()) })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist or is already revoked`);
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable('api_tokens').set({ revoked_at: iso(now) }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) throw notFound(`token ${id} does not exist or is already revoked`);
+      const token = await trx.selectFrom('api_tokens').select(['org_id', 'project_id', 'mode']).where('id', '=', id).executeTakeFirstOrThrow();
+      await audit.record(trx, {
+        action: 'token.revoke',
+        ...inTenant({ orgId: token.org_id, projectId: token.project_id, mode: token.mode }),
+        target: { type: 'token', id },
+        at: now,
+      });
+    });
     await this.revoked(id);
   }
 

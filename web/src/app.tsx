@@ -18,6 +18,7 @@ import { MembersPage } from './pages/members/members-page';
 import { UsagePage } from './pages/usage/usage-page';
 import { AlertsRoutes } from './pages/alerts';
 import { SsoPage } from './pages/sso/sso-page';
+import { AuditPage } from './pages/audit/audit-page';
 
 interface Page {
   path: string;
@@ -34,6 +35,7 @@ const pages: Page[] = [
   { path: '/usage', title: 'Usage', render: (route) => <UsagePage route={route} /> },
   { path: '/alerts', title: 'Alerts', render: (route) => <AlertsRoutes route={route} /> },
   { path: '/sso', title: 'SSO', render: (route) => <SsoPage route={route} /> },
+  { path: '/audit', title: 'Audit', render: (route) => <AuditPage route={route} /> },
 ];
 
 /** Pages shown in the navigation for a role: single sign-on is the Owners'. */

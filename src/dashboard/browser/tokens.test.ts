@@ -38,7 +38,7 @@ describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
     await titled(page, 'Tokens · opsplatform');
 
     // An Owner is offered every scope.
-    assert.equal(await page.getByRole('checkbox').count(), 15);
+    assert.equal(await page.getByRole('checkbox').count(), 16);
     await page.getByLabel('Name').fill('game server eu-1');
     await page.getByRole('button', { name: 'Create token' }).click();
     await page.getByRole('alert').filter({ hasText: 'choose at least one scope' }).waitFor();

@@ -40,6 +40,8 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.POST('/v1/orgs/{orgId}/members', { params: { path: { orgId: target.orgId } }, body: { email: 'invited-by-client@example.com', name: 'Invited', roleId } });
   await client.PATCH('/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId: target.orgId, userId: missingUser } }, body: { roleId } });
   await client.DELETE('/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId: target.orgId, userId: missingUser } } });
+  // The audit log (DECISIONS.md §20), filtered: the invitation above is in it.
+  await client.GET('/v1/orgs/{orgId}/audit', { params: { path: { orgId: target.orgId }, query: { action: 'member.invite', limit: 5 } } });
 
   // tokens, usage, billing
   const token = await client.POST('/v1/tokens', { body: { name: 'typed client', scopes: ['media:read'], mode: 'live', expires_at: null } });

@@ -44,7 +44,7 @@ export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
         response: { 200: Type.Ref(SsoConfigSchema) },
       },
     },
-    async (request) => sso.view(await sso.configure(ownerOrg(request), request.body)),
+    async (request) => sso.view(await sso.configure(ownerOrg(request), request.body, requireAuth(request).tenant)),
   );
 
   v1.get(
@@ -63,7 +63,7 @@ export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
       schema: { tags, operationId: 'deleteSso', summary: 'Turn single sign-on off (members sign in with passwords again); Owner only', params: OrgParams, response: { 200: Ok } },
     },
     async (request) => {
-      await sso.remove(ownerOrg(request));
+      await sso.remove(ownerOrg(request), requireAuth(request).tenant);
       return { ok: true as const };
     },
   );

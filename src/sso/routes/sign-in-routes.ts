@@ -5,6 +5,8 @@ import { dashboardTimings } from '../../dashboard/dashboard-service.js';
 import { readCookie, sessionCookieHeader } from '../../dashboard/cookies.js';
 import { AppError } from '../../errors/app-error.js';
 import { signInWindowMs, type SsoService } from '../sso-service.js';
+import { requestOrigin } from '../../audit/origin.js';
+import { ssoSignedIn } from '../../audit/sso.js';
 
 /**
  * The flow cookie: binds a sign-in in flight to the browser that started it. SameSite=Lax, not
@@ -47,7 +49,7 @@ export function registerSsoSignInRoutes(app: Api, dashboard: DashboardService, s
     const cleared = flowCookieHeader('', secure, 0);
     try {
       const user = await sso.complete(query, readCookie(request.headers.cookie, flowCookie));
-      const { secret } = await dashboard.startSession(user);
+      const { secret } = await dashboard.startSession(user, ssoSignedIn(requestOrigin(request), user));
       request.log.info({ userId: user.id }, 'single sign-on: signed in');
       reply.header('Set-Cookie', [cleared, sessionCookieHeader(secret, { secure, maxAgeSeconds: dashboardTimings.absoluteMs / 1000 })]);
       return reply.redirect('/dashboard/', 303);

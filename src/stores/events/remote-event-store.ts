@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
-import type { Tenant } from '../../tenancy/tenant.js';
+import { tenantOnly, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import {
@@ -149,38 +149,38 @@ export class RemoteEventStore implements EventStore {
 
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
     if (events.length === 0) return Promise.resolve({ stored: 0, duplicates: 0, lastSeq: 0 });
-    return this.call('append', { tenant, events });
+    return this.call('append', { tenant: tenantOnly(tenant), events });
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
-    const page = await this.call<EventPage>('query', { tenant, request: { filter: request.filter, limit: request.limit, after: request.after } });
+    const page = await this.call<EventPage>('query', { tenant: tenantOnly(tenant), request: { filter: request.filter, limit: request.limit, after: request.after } });
     await this.named(tenant, page.events, request.names);
     return { events: page.events, next: page.next ?? undefined };
   }
 
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
-    return this.call('aggregate', { tenant, request });
+    return this.call('aggregate', { tenant: tenantOnly(tenant), request });
   }
 
   stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
-    return this.call('stats', { tenant, request });
+    return this.call('stats', { tenant: tenantOnly(tenant), request });
   }
 
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
     if (!datasetIds.length) return new Map();
-    return new Map(await this.call<Array<[string, number]>>('rollup-counts', { tenant, datasetIds, sinceMs }));
+    return new Map(await this.call<Array<[string, number]>>('rollup-counts', { tenant: tenantOnly(tenant), datasetIds, sinceMs }));
   }
 
   fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
-    return this.call('field-stats', { tenant, request });
+    return this.call('field-stats', { tenant: tenantOnly(tenant), request });
   }
 
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
-    return this.call('delete-before', { tenant, datasetId, beforeMs });
+    return this.call('delete-before', { tenant: tenantOnly(tenant), datasetId, beforeMs });
   }
 
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
-    return this.named(tenant, await this.call<StoredEvent[]>('read-after', { tenant, request }));
+    return this.named(tenant, await this.call<StoredEvent[]>('read-after', { tenant: tenantOnly(tenant), request }));
   }
 
   lastSeq(): Promise<number> {

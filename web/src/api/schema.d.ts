@@ -928,6 +928,28 @@ export interface paths {
         patch: operations["updateSavedSearch"];
         trace?: never;
     };
+    "/v1/orgs/{orgId}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organisation's audit log, newest first
+         * @description Every change made through the API, the web dashboard or opsctl, with who made it and from where; kept 400 days. Filters combine (and). Entries cannot be changed or deleted.
+         *
+         *     Requires scope `audit:read`.
+         */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orgs/{orgId}/sso": {
         parameters: {
             query?: never;
@@ -1231,6 +1253,37 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        AuditEntry: {
+            /** @description aud_ + ULID */
+            id: string;
+            /** Format: date-time */
+            ts: string;
+            /** @description what changed, e.g. token.revoke; one of token.create, token.revoke, member.invite, member.role_change, member.remove, user.sign_in, user.password_set, org.create, org.plan_change, org.owner_transfer, project.create, dataset.create, dataset.update, dataset.archive, file.delete, file.restore, file.purge, monitor.create, monitor.update, monitor.delete, channel.create, channel.update, channel.delete, sso.configure, sso.sign_in */
+            action: string;
+            actor: {
+                type: "user" | "token" | "operator";
+                /** @description usr_… for a member signed in to the dashboard, tok_… for an API token, the account for an opsctl operator */
+                id: string;
+                name: string;
+            };
+            target: {
+                type: string;
+                id: string;
+            };
+            project_id?: string;
+            mode?: "live" | "test";
+            /** @description the change's X-Request-Id (one id per opsctl command) */
+            request_id: string;
+            /** @description the client's address ('' for opsctl) */
+            ip: string;
+            user_agent: string;
+            /** @description failure: a refused attempt (a sign-in with a wrong password) */
+            outcome: "success" | "failure";
+            /** @description what changed; never a secret */
+            details: {
+                [key: string]: unknown;
+            };
         };
         SsoConfig: {
             issuer: string;
@@ -1585,7 +1638,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    scopes: ("media:read" | "media:write" | "logs:read" | "logs:write" | "cases:read" | "cases:write" | "apps:read" | "apps:write" | "usage:read" | "members:read" | "members:write" | "billing:read" | "tokens:write" | "monitors:read" | "monitors:write")[];
+                    scopes: ("media:read" | "media:write" | "logs:read" | "logs:write" | "cases:read" | "cases:write" | "apps:read" | "apps:write" | "usage:read" | "members:read" | "members:write" | "billing:read" | "tokens:write" | "monitors:read" | "monitors:write" | "audit:read")[];
                     mode?: "live" | "test";
                     expires_at?: string | null;
                 };
@@ -4444,6 +4497,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SavedSearch"];
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 100 */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description the actor's id */
+                actor?: string;
+                action?: "token.create" | "token.revoke" | "member.invite" | "member.role_change" | "member.remove" | "user.sign_in" | "user.password_set" | "org.create" | "org.plan_change" | "org.owner_transfer" | "project.create" | "dataset.create" | "dataset.update" | "dataset.archive" | "file.delete" | "file.restore" | "file.purge" | "monitor.create" | "monitor.update" | "monitor.delete" | "channel.create" | "channel.update" | "channel.delete" | "sso.configure" | "sso.sign_in";
+                target_id?: string;
+                /** @description entries at or after this time */
+                from?: string;
+                /** @description entries before this time */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["AuditEntry"][];
+                        next_cursor: string;
+                        has_more: boolean;
+                    };
                 };
             };
             /** @description error */

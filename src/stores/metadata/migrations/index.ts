@@ -12,6 +12,7 @@ import * as notifications from './0010-notifications.js';
 import * as monitors from './0011-monitors.js';
 import * as savedSearches from './0012-saved-searches.js';
 import * as monitorEvaluated from './0013-monitor-evaluated.js';
+import * as audit from './0014-audit.js';
 import * as sso from './0015-sso.js';
 import * as hotKeys from './0016-hot-keys.js';
 
@@ -33,6 +34,7 @@ export const migrations: Record<string, Migration> = {
   '0011-monitors': monitors,
   '0012-saved-searches': savedSearches,
   '0013-monitor-evaluated': monitorEvaluated,
+  '0014-audit': audit,
   '0015-sso': sso,
   '0016-hot-keys': hotKeys,
 };

@@ -23,6 +23,7 @@ export const scopeHelp: Record<string, string> = {
   'tokens:write': 'create, list and revoke tokens',
   'monitors:read': 'read monitors, channels and deliveries',
   'monitors:write': 'create, change and test monitors and channels',
+  'audit:read': "read the organisation's audit log",
 };
 
 export const day = 86_400_000;
