@@ -87,7 +87,8 @@ describe('hot payload keys', () => {
     const game = (await s.request('GET', '/datasets')).body.datasets.find((d: { name: string }) => d.name === 'game');
     assert.ok(game);
     const layouts = await s.server.events.store.hotLayouts(s.tenants.a, [(await s.server.events.datasets.find(s.tenants.a, 'game'))!.id]);
-    assert.equal(layouts.length, 1);
+    // Typed columns exist on DuckDB only so far: ClickHouse keeps every key in the JSON (the answers below hold on both).
+    assert.equal(layouts.length, process.env.OPS_TEST_CLICKHOUSE_URL ? 0 : 1);
     await assertSameAsControl('game');
     // Retention and discovery see the same events as before.
     const again = await s.request('GET', '/datasets/game/schema');
