@@ -22,7 +22,8 @@ const workerUrl = new URL(`./engine-worker.${isTypeScript ? 'ts' : 'js'}`, impor
 
 export interface EngineClientEvents {
   onLoaded: (seq: number) => void;
-  onLog: (message: string, error: Error) => void;
+  /** A load failed (the engine's server is down, say): the loader tries again at the next write or after a pause. */
+  onLoadFailed: (error: Error) => void;
   /** The worker ended without being asked (a crash); pending calls were rejected. */
   onExit: (error: Error) => void;
 }
@@ -51,7 +52,7 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
     this.opened = new Promise((resolve, reject) => this.calls.set(0, { resolve: resolve as (v: unknown) => void, reject }));
     this.worker.on('message', (message: FromWorker) => {
       if (message.t === 'loaded') return events.onLoaded(message.seq);
-      if (message.t === 'log') return events.onLog(message.message, revive(message.error));
+      if (message.t === 'load-failed') return events.onLoadFailed(revive(message.error));
       const call = this.calls.get(message.id);
       if (!call) return;
       this.calls.delete(message.id);

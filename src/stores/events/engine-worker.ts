@@ -6,13 +6,14 @@
  *        { t: 'catch-up' }                 start-up: load every record in the log
  *        { t: 'durable', position }        the log is durable up to here: load it
  *        { t: 'close' }                    load what is durable, close the engine, exit
- *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'log', message, error }
+ *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'load-failed', error }
  */
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { DuckDbTablesOptions } from './duckdb-tables.js';
 import type { EngineReadMethod, EventEngine } from './engine.js';
 import { lockEventsDir } from './dir-lock.js';
+import { readOrCreateLogId } from './log-id.js';
 import { WalLoader } from './wal-loader.js';
 import type { WalPosition } from './wal.js';
 
@@ -39,7 +40,7 @@ export interface SerializedError {
 export type FromWorker =
   | { t: 'reply'; id: number; value?: unknown; error?: SerializedError }
   | { t: 'loaded'; seq: number }
-  | { t: 'log'; message: string; error: SerializedError };
+  | { t: 'load-failed'; error: SerializedError };
 
 const serialize = (error: unknown): SerializedError =>
   error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { name: 'Error', message: String(error) };
@@ -58,7 +59,7 @@ async function openEngine(): Promise<EventEngine> {
     unlock = lockEventsDir(data.dir);
     try {
       const { ClickHouseEngine } = await import('./clickhouse/clickhouse-engine.js');
-      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit });
+      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit, logId: readOrCreateLogId(data.dir) });
     } catch (error) {
       unlock();
       throw error;
@@ -83,7 +84,7 @@ const opening = (async () => {
     maxEventsPerLoad: data.maxEventsPerLoad,
     maxBytesPerLoad: data.maxBytesPerLoad,
     onLoaded: (seq) => post({ t: 'loaded', seq }),
-    onError: (error) => post({ t: 'log', message: 'loading events from the log failed; retrying at the next write', error: serialize(error) }),
+    onError: (error) => post({ t: 'load-failed', error: serialize(error) }),
   });
   return loader.start();
 })();

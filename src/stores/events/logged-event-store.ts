@@ -89,6 +89,10 @@ export class LoggedEventStore implements EventStore {
   private readonly loadWaiters = new Set<{ seq: number; resolve: () => void; reject: (error: Error) => void }>();
   /** Set when the worker is gone: nothing will be loaded, so waiting would hang. */
   private engineError: Error | undefined;
+  /** The last load failed and none has succeeded since: appends on ClickHouse are answered on the log's durability. */
+  private loadFailing = false;
+  /** Appends on ClickHouse waiting for the loader (ackLoaded), resolved when it passes their seq or fails. */
+  private readonly ackWaiters = new Set<{ seq: number; done: () => void }>();
   private restartDelayMs = 1_000;
   /** `tenant|event_id` of client ids in the log and not loaded yet → seq of their record's end (Infinity while written). */
   private readonly pendingIds = new Map<string, number>();
@@ -127,7 +131,10 @@ export class LoggedEventStore implements EventStore {
       { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
       {
         onLoaded: (seq) => store()?.onLoaded(seq),
-        onLog: (message, error) => log('error', message, error),
+        onLoadFailed: (error) => {
+          log('error', 'loading events from the log failed; retrying at the next write', error);
+          store()?.loadFailed();
+        },
         onExit: (error) => {
           log('error', 'the events worker stopped; acknowledged events stay in the log, reads answer 503 until it is restarted', error);
           store()?.engineStopped(error);
@@ -166,6 +173,7 @@ export class LoggedEventStore implements EventStore {
    */
   private engineStopped(error: Error): void {
     this.engineError = error;
+    this.loadFailed();
     for (const waiter of this.loadWaiters) waiter.reject(error);
     this.loadWaiters.clear();
     if (this.closed) return;
@@ -203,8 +211,10 @@ export class LoggedEventStore implements EventStore {
 
 
   private onLoaded(seq: number): void {
+    this.loadFailing = false;
     if (seq <= this.loaded) return;
     this.loaded = seq;
+    for (const waiter of this.ackWaiters) if (waiter.seq <= seq) waiter.done();
     this.wal.release(seq);
     while (this.pendingQueue.length && this.pendingQueue[0]!.seq <= seq) {
       for (const key of this.pendingQueue.shift()!.keys) this.pendingIds.delete(key);
@@ -215,6 +225,36 @@ export class LoggedEventStore implements EventStore {
         waiter.resolve();
       }
     }
+  }
+
+  /** A load failed or the worker stopped: appends waiting for the loader are answered now, on the log's durability. */
+  private loadFailed(): void {
+    this.loadFailing = true;
+    for (const waiter of this.ackWaiters) waiter.done();
+  }
+
+  /**
+   * On ClickHouse an append is answered once its events are in ClickHouse, so a read on any
+   * host right after the answer sees them (read-your-writes across hosts, issue #28); the
+   * group commit of the log and the loader's batching make concurrent appends share one INSERT.
+   * While loads fail (ClickHouse down), or past the read wait, the answer rests on the log's
+   * durability alone, as on DuckDB: the loader loads the events when it can. Never rejects.
+   */
+  private ackLoaded(seq: number): Promise<void> {
+    if (this.loaded >= seq || this.loadFailing || this.engineError) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        seq,
+        done: () => {
+          clearTimeout(timer);
+          this.ackWaiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.done, this.options.readWaitMs);
+      timer.unref();
+      this.ackWaiters.add(waiter);
+    });
   }
 
   /** Resolves once the loader holds every event up to `seq`; rejects past the bound. */
@@ -271,6 +311,7 @@ export class LoggedEventStore implements EventStore {
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
         this.pendingQueue.push({ seq: range.lastSeq, keys });
       }
+      if (this.sqlDialect === 'clickhouse') await this.ackLoaded(range.lastSeq);
       return { stored: kept.length, duplicates: events.length - kept.length, lastSeq: range.lastSeq };
     } catch (error) {
       for (const key of keys) this.pendingIds.delete(key);

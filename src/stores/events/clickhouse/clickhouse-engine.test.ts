@@ -16,7 +16,7 @@ import type { Tenant } from '../../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
-import { clickhouseEventColumns } from './clickhouse-schema.js';
+import { clickhouseEventColumns, migrations, schemaTableDdl } from './clickhouse-schema.js';
 import { TcpProxy } from '../../../cluster/test-services.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
@@ -202,8 +202,8 @@ describe('ClickHouse engine loads each record exactly once', { skip }, () => {
     }
     // A crash between the rows and the position: the position goes back to 150.
     const db = parseClickHouseUrl(url).database;
-    await sql(url, `ALTER TABLE ${db}.event_loader DELETE WHERE position > 150`);
-    for (let i = 0; i < 100 && (await sql(url, `SELECT count() AS n FROM ${db}.event_loader WHERE position > 150`))[0]!.n !== '0'; i++) {
+    await sql(url, `ALTER TABLE ${db}.event_loaders DELETE WHERE position > 150`);
+    for (let i = 0; i < 100 && (await sql(url, `SELECT count() AS n FROM ${db}.event_loaders WHERE position > 150`))[0]!.n !== '0'; i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
     const reopened = await ClickHouseEngine.open(url);
@@ -217,6 +217,37 @@ describe('ClickHouse engine loads each record exactly once', { skip }, () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  test("ingesters with logs of their own: the same seqs from two logs are two events, and one log's recovery never skips the other's rows", async () => {
+    const db = parseClickHouseUrl(url).database;
+    const before = Number((await sql(url, `SELECT count() AS n FROM ${db}.events`))[0]!.n);
+    const hostA = await ClickHouseEngine.open(url, { logId: '00000000000000aa' });
+    const hostB = await ClickHouseEngine.open(url, { logId: '00000000000000bb' });
+    try {
+      assert.equal(await hostA.loadedSeq(), 0);
+      assert.equal(await hostB.loadedSeq(), 0);
+      await hostA.load([records(1, 40, a)], 40);
+      await hostB.load([records(1, 60, a)], 60);
+    } finally {
+      await hostA.close();
+      await hostB.close();
+    }
+    // Host A restarts after a load it cannot vouch for: it asks which of *its* seqs past 40 are stored.
+    const restartedA = await ClickHouseEngine.open(url, { logId: '00000000000000aa' });
+    try {
+      assert.equal(await restartedA.loadedSeq(), 40);
+      await restartedA.load([records(41, 30, b)], 70);
+      assert.equal(await restartedA.loadedSeq(), 70);
+    } finally {
+      await restartedA.close();
+    }
+    const rows = await sql(url, `SELECT log_id, count() AS n, uniqExact(seq) AS u FROM ${db}.events WHERE log_id != '' GROUP BY log_id ORDER BY log_id`);
+    assert.deepEqual(rows, [
+      { log_id: '00000000000000aa', n: '70', u: '70' },
+      { log_id: '00000000000000bb', n: '60', u: '60' },
+    ]);
+    assert.equal(Number((await sql(url, `SELECT count() AS n FROM ${db}.events`))[0]!.n), before + 130);
   });
 });
 
@@ -302,5 +333,48 @@ describe('ClickHouse down and back', { skip }, () => {
       events = await store!.query(a, { filter: matchAll, limit: 10 }).then((p) => p.events.map((e) => e.event), () => []);
     }
     assert.deepEqual(events.sort(), ['before', 'during']);
+  });
+});
+
+describe('ClickHouse tables from before log ids (migration 1 only)', { skip }, () => {
+  let url: string;
+  before(() => {
+    url = freshClickHouseUrl(base!);
+  });
+  after(async () => {
+    if (url) await dropClickHouseDatabase(url);
+  });
+
+  test("are upgraded on every host: the single log's rows and position stay its own (log id '')", async () => {
+    const target = parseClickHouseUrl(url);
+    const layout = { database: target.database, cluster: target.cluster };
+    for (const host of target.hosts) {
+      const client = createClient({ url: host, log: { level: 127 as never } });
+      try {
+        await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${target.database}` });
+        await client.command({ query: schemaTableDdl(target.database) });
+        for (const statement of migrations[0]!.statements(layout)) await client.command({ query: statement });
+        await client.command({ query: `INSERT INTO ${target.database}.ops_schema (version) VALUES (1)` });
+      } finally {
+        await client.close();
+      }
+    }
+    const v1Columns = clickhouseEventColumns.filter((c) => !c.since);
+    const first = createClient({ url: target.hosts[0], log: { level: 127 as never } });
+    await first.command({ query: `INSERT INTO ${target.database}.event_loader (position) VALUES (7)` }).finally(() => first.close());
+    const legacy = await ClickHouseEngine.open(url, { logId: '' });
+    try {
+      assert.equal(await legacy.loadedSeq(), 7, "the single log's position carries over");
+      await legacy.load([{ firstSeq: 8, body: encodeBatch(a, now, [ev(now)]) }], 8);
+      assert.equal(await legacy.loadedSeq(), 8);
+    } finally {
+      await legacy.close();
+    }
+    for (const table of target.cluster ? ['events_local', 'events'] : ['events']) {
+      const described = await sql(url, `DESCRIBE TABLE ${target.database}.${table}`);
+      assert.deepEqual(described.map((c) => c.name), clickhouseEventColumns.map((c) => c.name), table);
+      assert.ok(v1Columns.length < clickhouseEventColumns.length);
+    }
+    assert.deepEqual(await sql(url, `SELECT log_id, seq FROM ${target.database}.events`), [{ log_id: '', seq: '8' }]);
   });
 });

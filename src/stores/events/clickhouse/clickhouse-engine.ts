@@ -22,7 +22,7 @@ import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
-import { clickhouseEventColumns, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
+import { clickhouseEventColumns, duplicateColumnCode, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
 import type { HotLayout } from '../hot-columns.js';
 
@@ -104,13 +104,17 @@ const whereOf = (filter: CompiledFilter): string => {
  * INSERT of thousands of rows. It runs in the events worker thread (engine-worker.ts), so row
  * building never runs on the HTTP event loop.
  *
+ * Every API process is an ingester (issue #28): each loads its own write-ahead log, named by
+ * its log id (log-id.ts), into the same tables; no process stands between the others and
+ * ClickHouse.
+ *
  * Exactly once without transactions: ClickHouse 18.16 has neither transactions nor insert
  * deduplication tokens on plain MergeTree, and an INSERT through a Distributed table may land
- * on some shards and fail on others. So every row carries its log seq, the loaded position is
- * written after the rows (`event_loader`), and whenever a load may have half-landed (at start,
- * after any failed load) the engine asks which seqs past the position are stored already and
- * skips those when the records come again. Seqs are unique per store, so a record is stored
- * once whatever failed where.
+ * on some shards and fail on others. So every row carries its (log id, seq), the log's loaded
+ * position is written after the rows (`event_loaders`), and whenever a load may have
+ * half-landed (at start, after any failed load) the engine asks which of its log's seqs past
+ * the position are stored already and skips those when the records come again. (log id, seq)
+ * is unique, so a record is stored once whatever failed where.
  *
  * Tenancy: every statement starts `tenant = ?` with the tenant's key, bound like every value
  * through literal.ts; SOQL's compiled filters never name the tenant.
@@ -133,6 +137,8 @@ export class ClickHouseEngine implements EventEngine {
   private constructor(
     private readonly target: ClickHouseTarget,
     private readonly readMemoryBytes: number,
+    /** The write-ahead log this engine loads (log-id.ts); '' is the one log from before log ids. */
+    private readonly logId: string,
   ) {
     this.db = target.database;
     this.table = mergeTreeTable(target);
@@ -157,8 +163,8 @@ export class ClickHouseEngine implements EventEngine {
    * max_memory_usage per query, so one tenant's huge group by fails alone (400) instead of
    * taking the server's memory.
    */
-  static async open(url: string, options: { memoryLimit?: string } = {}): Promise<ClickHouseEngine> {
-    const engine = new ClickHouseEngine(parseClickHouseUrl(url), parseBytes(options.memoryLimit ?? '1GB'));
+  static async open(url: string, options: { memoryLimit?: string; logId?: string } = {}): Promise<ClickHouseEngine> {
+    const engine = new ClickHouseEngine(parseClickHouseUrl(url), parseBytes(options.memoryLimit ?? '1GB'), options.logId ?? '');
     try {
       await engine.migrate();
       return engine;
@@ -182,7 +188,15 @@ export class ClickHouseEngine implements EventEngine {
       const current = row?.v ?? 0;
       for (const migration of migrations) {
         if (migration.version <= current) continue;
-        for (const statement of migration.statements(this.layout)) await this.command(client, statement);
+        for (const statement of migration.statements(this.layout)) {
+          try {
+            await this.command(client, statement);
+          } catch (error) {
+            // Another process migrating at the same moment, or a crash between two statements, added it already.
+            const added = /\bADD COLUMN\b/.test(statement) && new RegExp(`\\bCode: ${duplicateColumnCode}\\b`).test((error as Error).message);
+            if (!added) throw error;
+          }
+        }
         await this.command(client, `INSERT INTO ${this.db}.ops_schema (version) VALUES (${migration.version})`);
       }
     }
@@ -260,15 +274,21 @@ export class ClickHouseEngine implements EventEngine {
   // ---- loading -----------------------------------------------------------------------------
 
   async loadedSeq(): Promise<number> {
-    const [row] = await this.select<{ p: string }>(this.first, `SELECT toUInt64(max(position)) AS p FROM ${this.db}.event_loader`, []);
-    this.loaded = Number(row?.p ?? 0);
+    const [row] = await this.select<{ p: string }>(this.first, `SELECT toUInt64(max(position)) AS p FROM ${this.db}.event_loaders WHERE log_id = ?`, [this.logId]);
+    let loaded = Number(row?.p ?? 0);
+    if (this.logId === '') {
+      // The log from before log ids recorded its position in the single-log table.
+      const [legacy] = await this.select<{ p: string }>(this.first, `SELECT toUInt64(max(position)) AS p FROM ${this.db}.event_loader`, []);
+      loaded = Math.max(loaded, Number(legacy?.p ?? 0));
+    }
+    this.loaded = loaded;
     await this.findPresent();
     return this.loaded;
   }
 
-  /** Which seqs past the loaded position a half-landed load stored. */
+  /** Which of this log's seqs past the loaded position a half-landed load stored. */
   private async findPresent(): Promise<void> {
-    const rows = await this.select<{ seq: string }>(this.first, `SELECT seq FROM ${this.db}.events WHERE seq > ?`, [this.loaded]);
+    const rows = await this.select<{ seq: string }>(this.first, `SELECT seq FROM ${this.db}.events WHERE log_id = ? AND seq > ?`, [this.logId, this.loaded]);
     this.present = rows.length ? new Set(rows.map((r) => Number(r.seq))) : undefined;
     this.presentUnknown = false;
   }
@@ -311,6 +331,7 @@ export class ClickHouseEngine implements EventEngine {
         rows.stringArray(flat.text);
         rows.float64Array(flat.numbers);
         rows.stringArray(flat.json);
+        rows.string(this.logId);
       }
       newestLoaded.set(tenant, newest);
     }
@@ -324,7 +345,7 @@ export class ClickHouseEngine implements EventEngine {
         });
         result.stream.resume();
       }
-      await this.command(this.first, `INSERT INTO ${this.db}.event_loader (position) VALUES (${Math.trunc(lastSeq)})`);
+      await this.command(this.first, bindParams(`INSERT INTO ${this.db}.event_loaders (log_id, position) VALUES (?, ${Math.trunc(lastSeq)})`, [this.logId]));
     } catch (error) {
       // Some rows may be stored: the next attempt asks which (findPresent) before loading again.
       this.presentUnknown = true;
@@ -458,23 +479,22 @@ export class ClickHouseEngine implements EventEngine {
   }
 
   /**
-   * Discovery over a bounded sample (fieldStatsLimits): the newest events of the window, at most
-   * 2,000 and about 2 MB (by their size as sent: reading the payloads to measure them would
-   * read them all), then their payloads, walked in discoverFields.
+   * Discovery over a bounded sample (fieldStatsLimits): the events of the window ingested last,
+   * at most 2,000 and about 2 MB (by their size as sent: reading the payloads to measure them
+   * would read them all), then as many of their payloads, walked in discoverFields. Ordered by
+   * (ingested_at, log_id, seq): every ingester's log numbers its own events.
    */
   async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
     const where = `tenant = ? AND dataset_id = ? AND ts >= ?`;
     const params: SqlValue[] = [tenantKey(tenant), request.datasetId, request.sinceMs];
-    const sizes = await this.read<{ seq: string; bytes_raw: number }>(
-      `SELECT seq, bytes_raw FROM ${this.db}.events WHERE ${where} ORDER BY seq DESC LIMIT ${fieldStatsLimits.sampleEvents}`,
+    const newestFirst = 'ORDER BY ingested_at DESC, log_id DESC, seq DESC';
+    const sizes = await this.read<{ bytes_raw: number }>(
+      `SELECT bytes_raw FROM ${this.db}.events WHERE ${where} ${newestFirst} LIMIT ${fieldStatsLimits.sampleEvents}`,
       params,
     );
-    const range = sampleRange(sizes.map((r) => [Number(r.seq), r.bytes_raw] as const));
+    const range = sampleRange(sizes.map((r, i) => [i, r.bytes_raw] as const));
     if (!range) return { fields: [], sampledEvents: 0, truncated: false };
-    const rows = await this.read<{ payload: string }>(
-      `SELECT payload FROM ${this.db}.events WHERE ${where} AND seq >= ? AND seq <= ? ORDER BY seq DESC`,
-      [...params, range.from, range.to],
-    );
+    const rows = await this.read<{ payload: string }>(`SELECT payload FROM ${this.db}.events WHERE ${where} ${newestFirst} LIMIT ${range.from + 1}`, params);
     const { fields, truncated, frequent } = discoverFields(
       rows.map((r) => r.payload),
       request.maxKeys,
@@ -521,10 +541,11 @@ export class ClickHouseEngine implements EventEngine {
     return due;
   }
 
+  /** This process's own log's events after `afterSeq` (seqs number one log's events). */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const rows = await this.read<EventRow>(
-      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND seq > ? AND (${whereOf(request.filter)}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
-      [tenantKey(tenant), request.afterSeq, ...request.filter.params],
+      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND log_id = ? AND seq > ? AND (${whereOf(request.filter)}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
+      [tenantKey(tenant), this.logId, request.afterSeq, ...request.filter.params],
     );
     return rows.map(toStoredEvent);
   }

@@ -15,7 +15,10 @@
  * enough that a batch of spread-out timestamps stays within current servers' 100 partitions per
  * insert, small enough that merges stay bounded.
  *
- * `event_loader` (first host only is read) holds the write-ahead log position loaded so far.
+ * Every API process on ClickHouse is an ingester with a write-ahead log of its own (issue #28):
+ * each log has an id (log-id.ts), each row carries its log's id and seq, and `event_loaders`
+ * (first host only is read) holds each log's position loaded so far. `event_loader`, the one
+ * position of the single log before log ids (its rows have log_id ''), is still read for that log.
  */
 
 import { columnIndex, eventColumnList } from '../event-columns.js';
@@ -33,7 +36,7 @@ export const mergeTreeTable = (layout: SchemaLayout): string => (layout.cluster 
  * version have it, and loads write RowBinary rows in it): the description's columns with their
  * ClickHouse types (event-columns.ts), then the payload flattened (payload-paths.ts).
  */
-export const clickhouseEventColumns: ReadonlyArray<{ name: string; type: string }> = [
+export const clickhouseEventColumns: ReadonlyArray<{ name: string; type: string; since?: number }> = [
   ...(['tenant', 'dataset_id', 'ts', 'event_id', 'seq', 'ingested_at', 'severity', 'event', 'actor', 'source', 'message', 'payload', 'bytes_raw'] as const).map((name) => ({
     name,
     type: eventColumnList[columnIndex[name]]!.clickhouse,
@@ -43,9 +46,23 @@ export const clickhouseEventColumns: ReadonlyArray<{ name: string; type: string 
   { name: 'payload_text', type: 'Array(String)' },
   { name: 'payload_numbers', type: 'Array(Float64)' },
   { name: 'payload_json', type: 'Array(String)' },
+  // Migration 2: the ingester's log (rows of the single log before it: '').
+  { name: 'log_id', type: 'String', since: 2 },
 ];
 
-export const eventsColumnsDdl = `\n${clickhouseEventColumns.map((c) => `  ${c.name} ${c.type}`).join(',\n')}`;
+/** The columns migration 1 created: later ones are added by their migration (`since`), on old and new tables alike. */
+const eventsColumnsDdl = `\n${clickhouseEventColumns
+  .filter((c) => !c.since)
+  .map((c) => `  ${c.name} ${c.type}`)
+  .join(',\n')}`;
+
+/** ALTER statements adding migration `version`'s columns to the MergeTree table and, in a cluster, to the Distributed one. */
+function addedColumns(layout: SchemaLayout, version: number): string[] {
+  const tables = layout.cluster ? [mergeTreeTable(layout), 'events'] : ['events'];
+  return clickhouseEventColumns
+    .filter((c) => c.since === version)
+    .flatMap((c) => tables.map((table) => `ALTER TABLE ${layout.database}.${table} ADD COLUMN ${c.name} ${c.type}`));
+}
 
 /** Migrations in order; each gives the statements one host runs (identifiers are validated names). */
 export const migrations: ReadonlyArray<{ version: number; what: string; statements: (layout: SchemaLayout) => string[] }> = [
@@ -67,7 +84,18 @@ export const migrations: ReadonlyArray<{ version: number; what: string; statemen
       return statements;
     },
   },
+  {
+    version: 2,
+    what: "every API process an ingester: each row's log id, and each log's loaded position",
+    statements: (layout) => [
+      ...addedColumns(layout, 2),
+      `CREATE TABLE IF NOT EXISTS ${layout.database}.event_loaders (log_id String, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY log_id`,
+    ],
+  },
 ];
+
+/** ClickHouse's "column with this name already exists": an ADD COLUMN a migration interrupted by a crash had run already. */
+export const duplicateColumnCode = '44';
 
 export const schemaTableDdl = (db: string): string =>
   `CREATE TABLE IF NOT EXISTS ${db}.ops_schema (version UInt32, applied_at DateTime DEFAULT now()) ENGINE = MergeTree ORDER BY version`;
