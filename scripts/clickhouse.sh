@@ -7,6 +7,7 @@
 #   scripts/clickhouse.sh install   apt-get clickhouse-server (only when missing)
 #   scripts/clickhouse.sh start     configure (first time) and start both; waits until they answer; a no-op when up
 #   scripts/clickhouse.sh stop      stops both
+#   scripts/clickhouse.sh kill-node N   kill -9 of node N (1 or 2); `start` brings it back
 #   scripts/clickhouse.sh status    exit 0 when both answer, 1 when not
 #   scripts/clickhouse.sh env       the export lines the tests use: eval "$(scripts/clickhouse.sh env)"
 #   scripts/clickhouse.sh wipe      stop, then delete the data directory
@@ -170,12 +171,27 @@ cmd_stop() {
   say "stopped"
 }
 
+# One shard killed (kill -9) for a test of a backend that goes down; `start` brings it back.
+cmd_kill_node() {
+  local n=${1:?node number}
+  local pidfile="$DIR/node$n/server.pid"
+  [ -f "$pidfile" ] || { say "node $n is not running"; return 1; }
+  local pid
+  pid=$(cat "$pidfile")
+  kill -9 "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$pidfile"
+  say "node $n killed"
+}
+
 cmd_status() {
   for n in "${NODES[@]}"; do answers "$n" || exit 1; done
 }
 
 cmd_env() {
   echo "export OPS_TEST_CLICKHOUSE_URL='clickhouse://127.0.0.1:$(http_port 1),127.0.0.1:$(http_port 2)/opsplatform_test?cluster=opsplatform'"
+  # For the tests that kill a shard and start it again with this script (kill-node, start).
+  echo "export OPS_CLICKHOUSE_DIR='$DIR' OPS_CLICKHOUSE_HTTP_PORT='$HTTP_BASE' OPS_CLICKHOUSE_TCP_PORT='$TCP_BASE'"
 }
 
 cmd_wipe() {
@@ -187,11 +203,12 @@ case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
+  kill-node) cmd_kill_node "${2:-}" ;;
   status) cmd_status ;;
   env) cmd_env ;;
   wipe) cmd_wipe ;;
   *)
-    echo "usage: $0 install|start|stop|status|env|wipe" >&2
+    echo "usage: $0 install|start|stop|kill-node N|status|env|wipe" >&2
     exit 2
     ;;
 esac

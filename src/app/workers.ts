@@ -6,7 +6,9 @@ import { createLogger } from './logger.js';
  * `opsctl serve --workers N`: N API processes on one machine sharing its two ports (node:cluster
  * hands the listening sockets to the workers). The primary serves no request: it starts the
  * events node when the events live on this machine (no OPS_EVENTS_URL), since DuckDB and the
- * write-ahead log have one owner process, then keeps N workers running. A worker that dies is
+ * write-ahead log have one owner process, then keeps N workers running. On ClickHouse it starts
+ * none: each worker is an ingester with a write-ahead log of its own (OPS_WORKER_INDEX names
+ * its directory, runtime.ts's eventsDir), loading into ClickHouse itself. A worker that dies is
  * replaced (after 1 s, doubling to 30 s while they keep dying within a minute of starting).
  * SIGTERM / SIGINT stop the workers first, so they finish their requests, then the events node.
  *
@@ -18,7 +20,7 @@ export async function runWorkers(config: Config, count: number): Promise<boolean
   const log = createLogger({ level: config.logLevel }).child({ role: 'primary' });
   let node: { url: string; close(): Promise<void> } | undefined;
   const env: Record<string, string> = {};
-  if (!config.eventsUrl) {
+  if (!config.eventsUrl && !config.eventsClickHouseUrl) {
     const { startEventsNode } = await import('../events/node/run-events-node.js');
     // Loopback and a free port: the node is this machine's workers' alone.
     node = await startEventsNode({ ...config, eventsNode: { host: '127.0.0.1', port: 0 } });
@@ -28,22 +30,27 @@ export async function runWorkers(config: Config, count: number): Promise<boolean
 
   let stopping = false;
   const startedAt = new Map<Worker, number>();
+  /** Each worker's index: a replacement takes the dead worker's, and with it its events directory. */
+  const indexOf = new Map<Worker, number>();
   let restartDelayMs = 1_000;
-  const fork = () => {
-    const worker = cluster.fork(env);
+  const fork = (index: number) => {
+    const worker = cluster.fork({ ...env, OPS_WORKER_INDEX: String(index) });
     startedAt.set(worker, Date.now());
+    indexOf.set(worker, index);
   };
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
+    const index = indexOf.get(worker) ?? 0;
+    indexOf.delete(worker);
     if (stopping) return;
     restartDelayMs = lived > 60_000 ? 1_000 : Math.min(restartDelayMs * 2, 30_000);
     log.error({ pid: worker.process.pid, code, signal }, `a worker stopped; starting another in ${restartDelayMs / 1000} s`);
     setTimeout(() => {
-      if (!stopping) fork();
+      if (!stopping) fork(index);
     }, restartDelayMs).unref();
   });
-  for (let i = 0; i < count; i++) fork();
+  for (let i = 0; i < count; i++) fork(i);
   log.info({ workers: count, port: config.port, cdnPort: config.cdnPort }, 'opsplatform started with workers');
 
   await new Promise<void>((resolve) => {

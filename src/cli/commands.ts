@@ -4,6 +4,7 @@ import { scopes as allScopes } from '../auth/scopes.js';
 import { mediaCommands } from '../media/cli.js';
 import { monitorCommands } from '../monitors/cli.js';
 import { auditCommands } from '../audit/cli.js';
+import { eventsCommands } from '../events/cli.js';
 import { listCommands } from './list-commands.js';
 import { opt, orgOption, str, type Command } from './command.js';
 import { cliLogger } from './cli-logger.js';
@@ -36,7 +37,7 @@ async function firstPasswordLink(ctx: AppContext, userId: string): Promise<{ set
 }
 
 /** The extra commands capabilities add (media restore; monitor and channel commands). */
-export const extraCommands: Command[] = [...mediaCommands, ...monitorCommands, ...auditCommands];
+export const extraCommands: Command[] = [...mediaCommands, ...monitorCommands, ...auditCommands, ...eventsCommands];
 
 /**
  * Naming in results: a top-level field that names another object is `<kind>_id` (org_id,

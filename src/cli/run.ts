@@ -150,7 +150,7 @@ async function serve(config: ReturnType<typeof loadConfig>, workers: number, io:
     return 2;
   }
   server.api.log.info(
-    { api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite', events: config.eventsUrl ?? 'embedded' },
+    { api: server.apiUrl, cdn: server.cdnUrl, data: config.dataDir, database: config.databaseUrl ? 'postgres' : 'sqlite', events: config.eventsUrl ?? (config.eventsClickHouseUrl ? 'clickhouse' : 'embedded'), worker: config.workerIndex },
     'opsplatform started',
   );
   await untilStopped(server.api.log, () => server.close());

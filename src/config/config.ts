@@ -46,6 +46,13 @@ export interface Config {
   eventsUrl: string | undefined;
   /** OPS_EVENTS_URL when it is clickhouse://: this process owns the log, events live in ClickHouse. */
   eventsClickHouseUrl: string | undefined;
+  /**
+   * Which worker of `opsctl serve --workers N` this process is (0…N-1; OPS_WORKER_INDEX, set by
+   * the primary for each worker it starts, the same for a worker that replaces a dead one).
+   * Undefined outside `--workers`. On ClickHouse each worker is an ingester with a write-ahead
+   * log of its own: worker 0 in OPS_DATA_DIR/events, worker i in OPS_DATA_DIR/events-i.
+   */
+  workerIndex: number | undefined;
   /** Address an events node listens on (`opsctl events-node`): OPS_EVENTS_NODE_HOST / _PORT. */
   eventsNode: { host: string; port: number };
   /** Redis for limits shared by every API process (OPS_REDIS_URL); undefined: per process. */
@@ -182,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: url(env, 'OPS_PUBLIC_URL', ['http:', 'https:']) ?? (port === 0 ? '' : `http://localhost:${port}`),
     cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? (cdnPort === 0 ? '' : `http://localhost:${cdnPort}`),
     dataDir: path.resolve(env.OPS_DATA_DIR || './data'),
+    workerIndex: env.OPS_WORKER_INDEX ? integer(env, 'OPS_WORKER_INDEX', 0, 0, 1023) : undefined,
     databaseUrl: url(env, 'OPS_DATABASE_URL', ['postgres:', 'postgresql:']),
     blobUrl: blobUrl(env),
     secretKey,

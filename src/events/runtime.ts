@@ -21,7 +21,8 @@ export interface EventsRuntime {
   store: EventStore;
   /**
    * True when this process owns the event store (the write-ahead log and the engine): it runs
-   * retention and the admin socket. False when the store is an events node's (OPS_EVENTS_URL).
+   * retention and the admin socket. False when the store is an events node's (OPS_EVENTS_URL),
+   * and in workers past the first on ClickHouse (each owns its log; worker 0 runs those).
    */
   owner: boolean;
   datasets: DatasetService;
@@ -34,8 +35,14 @@ export interface EventsRuntime {
   appended(tenant: Tenant, lastSeq: number, events: readonly NewEvent[], onError: (error: unknown) => void): void;
 }
 
-/** Where the event store keeps its files. */
-export const eventsDir = (ctx: AppContext) => path.join(ctx.config.dataDir, 'events');
+/**
+ * Where the event store keeps its files. On ClickHouse each worker of `serve --workers` is an
+ * ingester with a log of its own (worker 0 keeps the one a single process uses).
+ */
+export const eventsDir = (ctx: AppContext) => {
+  const { dataDir, eventsClickHouseUrl, workerIndex } = ctx.config;
+  return path.join(dataDir, eventsClickHouseUrl && workerIndex ? `events-${workerIndex}` : 'events');
+};
 
 /** Settings of the event store, for the call that opens it (tests shrink the memory limit). */
 export interface EventsRuntimeOptions {
@@ -54,7 +61,8 @@ export interface EventsRuntimeOptions {
 export async function openEventsRuntime(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsRuntime> {
   const datasets = new DatasetService(ctx.metadata, ctx.plans, ctx.clock);
   const names: DatasetNameResolver = (tenant, ids) => datasets.namesOf(tenant, ids);
-  const owner = !ctx.config.eventsUrl;
+  // On ClickHouse with --workers, worker 0 runs retention and the admin socket for the machine.
+  const owner = !ctx.config.eventsUrl && !ctx.config.workerIndex;
   // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.
   const remote = ctx.config.eventsUrl ? (await import('../stores/events/remote-event-store.js')).RemoteEventStore : undefined;
   const store = remote
