@@ -19,7 +19,8 @@ import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { exited, freePort, opsctlArgs, serveProcess } from '../test-support/test-process.js';
-import { missingServices, sharedDatabase, TcpProxy } from '../cluster/test-services.js';
+import { missingServices, services, sharedDatabase, TcpProxy } from '../cluster/test-services.js';
+import { TailClient } from '../tail/test-client.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from '../stores/events/clickhouse/clickhouse-testing.js';
 import { parseClickHouseUrl } from '../stores/events/clickhouse/clickhouse-url.js';
 
@@ -136,7 +137,13 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
   const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ingester-')));
   const shared = { OPS_DATABASE_URL: database.url, OPS_SECRET_KEY: secret, OPS_EVENTS_URL: url };
   const token = await tokenOn({ ...shared, OPS_DATA_DIR: dirs[2]! });
-  const hostEnv = { ...shared, OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000' };
+  const hostEnv = {
+    ...shared,
+    OPS_RATE_LIMIT_PER_SECOND: '100000',
+    OPS_RATE_LIMIT_BURST: '100000',
+    // Wake-ups across hosts; the poll (1 s) picks up whatever one misses.
+    OPS_NATS_URL: `nats://${services.nats.host}:${services.nats.port}`,
+  };
   const ports = [await freePort(), await freePort()];
   const children: ChildProcess[] = [];
   const start = async (i: number) => {
@@ -159,6 +166,47 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
       all.push(...batch);
       assert.equal(await countOf(apiA, token), all.length, `round ${i}: host A sees every event host B acknowledged`);
     }
+
+    // Live tail across the hosts: sessions on A and on B see both hosts' events, each once, in
+    // each host's order; one closed midway resumes on the other host from its last id.
+    const tailOn = async (api: string, lastEventId?: string) => {
+      const opened = await TailClient.open(`${api}/v1`, token, 'event:tailed', lastEventId ? { lastEventId } : {});
+      assert.equal(opened.status, 200, JSON.stringify(opened));
+      return (opened as { client: TailClient }).client;
+    };
+    const [tailA, tailB, moving] = [await tailOn(apiA), await tailOn(apiB), await tailOn(apiA)];
+    const tailed = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ event: 'tailed', message: `${prefix}-${i}` })).join('\n');
+    const writers = ['A', 'B'].flatMap((host) =>
+      [0, 1].map(async (w) => {
+        for (let r = 0; r < 25; r++) {
+          const res = await call(host === 'A' ? apiA : apiB, token, 'POST', '/datasets/game/ingest', tailed(`${host}${w}-${r}`, 100));
+          assert.equal(res.status, 200);
+        }
+      }),
+    );
+    await moving.until((c) => c.events.length >= 2_000, 60_000, 'the moving session reaches 2,000 events');
+    const handedOver = moving.events.slice(0, 2_000);
+    await moving.close();
+    await Promise.all(writers);
+    const expected = new Set(['A', 'B'].flatMap((host) => [0, 1].flatMap((w) => Array.from({ length: 25 }, (_, r) => Array.from({ length: 100 }, (_, i) => `${host}${w}-${r}-${i}`)).flat())));
+    assert.equal(expected.size, 10_000);
+    const resumed = await tailOn(apiB, handedOver.at(-1)!.lastEventId);
+    const complete = async (client: TailClient, what: string, already: readonly string[] = []) => {
+      await client.until((c) => already.length + c.events.length >= 10_000, 90_000, `${what}: 10,000 events`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const seen = [...already, ...client.events.map((e) => e.data.message as string)];
+      assert.equal(seen.length, 10_000, `${what}: nothing repeated`);
+      assert.deepEqual(new Set(seen), expected, `${what}: nothing missing`);
+      // Each writer's batches in the order they were acknowledged.
+      for (const writer of ['A0', 'A1', 'B0', 'B1']) {
+        const own = seen.filter((m) => m.startsWith(`${writer}-`)).map((m) => m.split('-').slice(1).map(Number));
+        assert.ok(own.every((x, i) => i === 0 || x[0]! > own[i - 1]![0]! || (x[0] === own[i - 1]![0] && x[1]! > own[i - 1]![1]!)), `${what}: ${writer}'s events in order`);
+      }
+    };
+    await complete(tailA, 'the session on A');
+    await complete(tailB, 'the session on B');
+    await complete(resumed, 'the session moved from A to B', handedOver.map((e) => e.data.message as string));
+    await Promise.all([tailA.close(), tailB.close(), resumed.close()]);
 
     // kill -9 of B in the middle of ingest on both: A keeps ingesting and answering.
     const onA = ingestLoop(apiA, token, 'a1', 50);

@@ -9,24 +9,45 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { defaultHubLimits, TailHub, type TailHubOptions } from './hub.js';
 import { sseHeaders } from './sse.js';
 import { TailClient } from './test-client.js';
+import { covers, encodePosition, parsePosition, singleLog, type TailPosition } from '../stores/events/tail-position.js';
 
 const tenant: Tenant = { orgId: 'o', projectId: 'p', mode: 'live' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** An in-memory store whose reads take a random few milliseconds, to shuffle the interleavings. */
+/**
+ * An in-memory store whose reads take a random few milliseconds, to shuffle the interleavings.
+ * With `logs`, events come from that many write-ahead logs interleaved (ClickHouse's ingesters),
+ * each numbering its own; reads return them in arrival order, as ClickHouse's (ingested_at, log, seq).
+ */
 class FakeStore {
   readonly events: StoredEvent[] = [];
   readonly limits: number[] = [];
+  private readonly lastOf = new Map<string, number>();
+  constructor(private readonly logs: readonly string[] = ['']) {}
   append(count: number, payload: Record<string, unknown> = {}): void {
     for (let i = 0; i < count; i++) {
-      const seq = this.events.length + 1;
-      this.events.push({ seq, event_id: `e${seq}`, ts: seq, ingested_at: seq, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: JSON.stringify(payload), bytes_raw: 1 });
+      const log = this.logs[Math.floor(Math.random() * this.logs.length)]!;
+      const seq = (this.lastOf.get(log) ?? 0) + 1;
+      this.lastOf.set(log, seq);
+      const n = this.events.length + 1;
+      this.events.push({ seq, ...(log ? { log } : {}), event_id: `e${n}`, ts: n, ingested_at: n, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: JSON.stringify(payload), bytes_raw: 1 });
     }
+  }
+  /** After every event so far. */
+  start(): TailPosition {
+    if (this.logs.length === 1 && this.logs[0] === '') return singleLog(this.events.length);
+    return { logs: Object.fromEntries(this.lastOf), since: this.events.length + 1 };
+  }
+  /** The position right after the `n`th event (what a client that received it would resume from). */
+  positionAfter(n: number): TailPosition {
+    const logs: Record<string, number> = {};
+    for (const e of this.events.slice(0, n)) logs[e.log ?? ''] = e.seq;
+    return this.logs.length === 1 && this.logs[0] === '' ? singleLog(n) : { logs, since: 0 };
   }
   async readAfter(_tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     this.limits.push(request.limit);
     await sleep(Math.random() * 4);
-    return this.events.filter((e) => e.seq > request.afterSeq).slice(0, request.limit);
+    return this.events.filter((e) => !covers(request.after, e)).slice(0, request.limit);
   }
 }
 
@@ -51,7 +72,8 @@ async function serve(options: Partial<TailHubOptions>, store: FakeStore) {
     }
     res.writeHead(200, sseHeaders);
     res.flushHeaders();
-    hub.open({ tenant, predicate: () => true, afterSeq: Number(req.headers['last-event-id'] ?? store.events.length), res, slot });
+    const resume = req.headers['last-event-id'];
+    hub.open({ tenant, predicate: () => true, after: resume ? parsePosition(String(resume))! : store.start(), res, slot });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -67,41 +89,46 @@ async function serve(options: Partial<TailHubOptions>, store: FakeStore) {
   };
 }
 
-describe('tail hub', () => {
-  let store: FakeStore;
-  let srv: Awaited<ReturnType<typeof serve>>;
-  before(async () => {
-    store = new FakeStore();
-    srv = await serve({ maxSessionsPerToken: 100, pollMs: 20 }, store);
-  });
-  after(() => srv.close());
+for (const logs of [[''], ['00000000000000aa', '00000000000000bb', '00000000000000cc']]) {
+  describe(`tail hub, ${logs.length === 1 ? 'one log' : 'three logs interleaved (ClickHouse ingesters)'}`, () => {
+    let store: FakeStore;
+    let srv: Awaited<ReturnType<typeof serve>>;
+    before(async () => {
+      store = new FakeStore(logs);
+      srv = await serve({ maxSessionsPerToken: 100, pollMs: 20 }, store);
+    });
+    after(() => srv.close());
 
-  test('sessions opened at random positions while events keep arriving get each later event once, in order', async () => {
-    store.append(50);
-    const sessions: Array<{ start: number; client: TailClient }> = [];
-    for (let round = 0; round < 20; round++) {
-      store.append(Math.floor(Math.random() * 300));
+    test('sessions opened at random positions while events keep arriving get each later event once, in order', async () => {
+      store.append(50);
+      const sessions: Array<{ start: number; client: TailClient }> = [];
+      for (let round = 0; round < 20; round++) {
+        store.append(Math.floor(Math.random() * 300));
+        srv.hub.wake(tenant);
+        const start = Math.floor(Math.random() * store.events.length);
+        const result = await TailClient.open(srv.url, 't', '', { lastEventId: encodePosition(store.positionAfter(start)) });
+        assert.equal(result.status, 200);
+        sessions.push({ start, client: (result as { client: TailClient }).client });
+        if (round % 3 === 0) await sleep(Math.random() * 10);
+      }
+      store.append(10);
       srv.hub.wake(tenant);
-      const start = Math.floor(Math.random() * store.events.length);
-      const result = await TailClient.open(srv.url, 't', '', { lastEventId: start });
-      assert.equal(result.status, 200);
-      sessions.push({ start, client: (result as { client: TailClient }).client });
-      if (round % 3 === 0) await sleep(Math.random() * 10);
-    }
-    store.append(10);
-    srv.hub.wake(tenant);
-    const total = store.events.length;
-    for (const { start, client } of sessions) {
-      await client.until((c) => c.events.length >= total - start, 10_000, `${total - start} events from ${start}`);
-      assert.deepEqual(
-        client.events.map((e) => e.id),
-        Array.from({ length: total - start }, (_, i) => start + 1 + i),
-      );
-    }
-    assert.ok(store.limits.every((l) => l <= 200));
-    await Promise.all(sessions.map((s) => s.client.close()));
+      const total = store.events.length;
+      for (const { start, client } of sessions) {
+        await client.until((c) => c.events.length >= total - start, 10_000, `${total - start} events from ${start}`);
+        assert.deepEqual(
+          client.events.map((e) => e.data.event_id),
+          store.events.slice(start).map((e) => e.event_id),
+        );
+        // Each id resumes right after its event.
+        const k = Math.floor(Math.random() * client.events.length);
+        assert.deepEqual(parsePosition(client.events[k]!.lastEventId), parsePosition(encodePosition(store.positionAfter(start + k + 1))));
+      }
+      assert.ok(store.limits.every((l) => l <= 200));
+      await Promise.all(sessions.map((s) => s.client.close()));
+    });
   });
-});
+}
 
 describe('tail back-pressure', () => {
   test('a client that does not read is dropped with a final comment and its slot freed', async () => {

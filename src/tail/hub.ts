@@ -5,11 +5,12 @@ import type { EventPredicate } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';
+import { advanced, copyPosition, reaches, singleSeq, type TailPosition } from '../stores/events/tail-position.js';
 import { TailSession, type FeedBatch } from './session.js';
 
 /**
  * Live tail's fan-out. Each tenant with open sessions has one feed: one read of the store per
- * wake-up (`seq > cursor`, at most `batchSize` events, oldest first) whose batch every session
+ * wake-up (the events after its position, tail-position.ts; at most `batchSize`, oldest first) whose batch every session
  * of the tenant filters in memory with its compiled SOQL predicate. An ingest in this process,
  * or in another one (its wake-up arrives over the bus, src/cluster), wakes the feed at once; a
  * timer every `pollMs` is the fallback that picks up whatever a lost wake-up announced (the
@@ -51,8 +52,8 @@ export interface Slot {
 export interface OpenSession {
   tenant: Tenant;
   predicate: EventPredicate;
-  /** Deliver events with a seq greater than this. */
-  afterSeq: number;
+  /** Deliver the events this position does not cover. */
+  after: TailPosition;
   /** The response, its head already written. */
   res: ServerResponse;
   slot: Slot;
@@ -67,8 +68,8 @@ class TenantFeed {
   constructor(
     private readonly hub: TailHub,
     private readonly tenant: Tenant,
-    /** Seq of the last event handed to the sessions; a read in flight starts after it. */
-    public cursor: number,
+    /** Position of the last event handed to the sessions; a read in flight starts after it. Replaced, never changed in place. */
+    public cursor: TailPosition,
   ) {
     this.timer = setInterval(() => this.wake(), hub.options.pollMs);
     this.timer.unref();
@@ -94,14 +95,14 @@ class TenantFeed {
         this.again = false;
         let full = false;
         do {
-          const events = await store.readAfter(this.tenant, { afterSeq: this.cursor, filter: matchAll, limit: batchSize });
+          const events = await store.readAfter(this.tenant, { after: this.cursor, filter: matchAll, limit: batchSize });
           if (events.length === 0) break;
           full = events.length >= batchSize;
           const batch = await this.hub.batch(this.tenant, events);
           // No await between delivering and moving the cursor: a session that joins later
           // starts exactly where this batch ended.
           for (const session of this.sessions) session.deliver(batch);
-          this.cursor = events[events.length - 1]!.seq;
+          this.cursor = advanced(this.cursor, events);
         } while (full && this.sessions.size > 0);
       } while (this.again && this.sessions.size > 0);
     } catch (error) {
@@ -155,7 +156,7 @@ export class TailHub {
         this.detach(session);
       },
     });
-    const session = new TailSession(tenant, request.predicate, request.afterSeq, stream, this.options);
+    const session = new TailSession(tenant, request.predicate, request.after, stream, this.options);
     this.sessions.add(session);
     if (res.destroyed || !res.socket || res.socket.destroyed) {
       stream.destroy();
@@ -170,25 +171,27 @@ export class TailHub {
 
   /**
    * The ingest hint: the tenant has new events, up to `lastSeq` when known. From this process
-   * or, through the bus, another: a feed already past `lastSeq` has read them and skips the
-   * read. Only a hint either way: the feed reads from its own cursor, and polls every `pollMs`.
+   * or, through the bus, another: a feed of the single log already past `lastSeq` has read them
+   * and skips the read (on ClickHouse a seq is one log's, so every hint reads). Only a hint
+   * either way: the feed reads from its own cursor, and polls every `pollMs`.
    */
   wake(tenant: Tenant, lastSeq?: number): void {
     const feed = this.feeds.get(tenantKey(tenant));
-    if (!feed || (lastSeq !== undefined && feed.cursor >= lastSeq)) return;
+    const read = feed && singleSeq(feed.cursor);
+    if (!feed || (lastSeq !== undefined && read !== undefined && read >= lastSeq)) return;
     feed.wake();
   }
 
   /** Reads the batch's active dataset names once and serialises each event at most once. */
   async batch(tenant: Tenant, events: readonly StoredEvent[]): Promise<FeedBatch> {
     const activeDatasets = await this.options.activeDatasets(tenant);
-    const cache = new Map<number, string>();
+    const cache = new Map<StoredEvent, string>();
     return {
       events,
       activeDatasets,
       json: (event) => {
-        let json = cache.get(event.seq);
-        if (json === undefined) cache.set(event.seq, (json = apiEventJson(event, tenant, { includeTenant: false })));
+        let json = cache.get(event);
+        if (json === undefined) cache.set(event, (json = apiEventJson(event, tenant, { includeTenant: false })));
         return json;
       },
     };
@@ -219,13 +222,13 @@ export class TailHub {
     for (;;) {
       if (!session.isOpen || this.closing) return;
       const feed = this.feeds.get(key);
-      if (!feed || session.cursor >= feed.cursor) {
+      if (!feed || reaches(session.cursor, feed.cursor)) {
         // Synchronous from the check to the add: the feed cannot move in between.
         this.join(key, session, feed);
         return;
       }
       const target = feed.cursor;
-      const events = await store.readAfter(session.tenant, { afterSeq: session.cursor, filter: matchAll, limit: batchSize });
+      const events = await store.readAfter(session.tenant, { after: copyPosition(session.cursor), filter: matchAll, limit: batchSize });
       if (events.length === 0) {
         // Nothing after the session's cursor although the feed is further on: the events in
         // between were deleted (retention). Join, unless the feed moved while we read.
@@ -241,7 +244,7 @@ export class TailHub {
 
   private join(key: string, session: TailSession, feed: TenantFeed | undefined): void {
     if (!feed) {
-      feed = new TenantFeed(this, session.tenant, session.cursor);
+      feed = new TenantFeed(this, session.tenant, copyPosition(session.cursor));
       this.feeds.set(key, feed);
       feed.sessions.add(session);
       // Events may have arrived between the session's start position and now.

@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../stores/events/event-record.js';
 import type { EventPredicate } from '../query/soql/index.js';
 import type { Tenant } from '../tenancy/tenant.js';
+import { advance, copyPosition, covers, encodePosition, type TailPosition } from '../stores/events/tail-position.js';
 import { eventFrame, heartbeatFrame, SseStream, type EndReason } from './sse.js';
 
 /** A batch the tenant's feed read once and hands to each of its sessions. */
@@ -19,23 +20,23 @@ export interface SessionTimings {
 }
 
 /**
- * One open live-tail stream. `cursor` is the seq of the last event this session has looked at:
- * a batch only contributes events after it, so the catch-up read and the shared feed can
- * overlap without repeating an event.
+ * One open live-tail stream. `cursor` is the position of the last event this session has looked
+ * at (per log, tail-position.ts): a batch only contributes events it does not cover, so the
+ * catch-up read and the shared feed can overlap without repeating an event.
  */
 export class TailSession {
-  cursor: number;
+  readonly cursor: { logs: Record<string, number>; since: number };
   private readonly heartbeat: NodeJS.Timeout;
   private readonly idle: NodeJS.Timeout;
 
   constructor(
     readonly tenant: Tenant,
     private readonly predicate: EventPredicate,
-    afterSeq: number,
+    after: TailPosition,
     readonly stream: SseStream,
     timings: SessionTimings,
   ) {
-    this.cursor = afterSeq;
+    this.cursor = copyPosition(after);
     this.heartbeat = setInterval(() => this.stream.write(heartbeatFrame), timings.heartbeatMs);
     // Only a matching event resets it (DECISIONS §11): heartbeats do not keep a session alive.
     this.idle = setTimeout(
@@ -53,10 +54,10 @@ export class TailSession {
     if (!this.stream.isOpen) return;
     let frames = '';
     for (const event of batch.events) {
-      if (event.seq <= this.cursor) continue;
-      this.cursor = event.seq;
+      if (covers(this.cursor, event)) continue;
+      advance(this.cursor, event);
       if (!batch.activeDatasets.has(event.dataset) || !this.predicate(event)) continue;
-      frames += eventFrame(event.seq, batch.json(event));
+      frames += eventFrame(encodePosition(this.cursor), batch.json(event));
     }
     if (frames && this.stream.write(frames)) this.idle.refresh();
   }

@@ -15,7 +15,7 @@ export const sseHeaders = {
 } as const;
 
 /** JSON.stringify never emits a raw line break, so one event is always one `data:` line. */
-export const eventFrame = (id: number, json: string): string => `id: ${id}\ndata: ${json}\n\n`;
+export const eventFrame = (id: string, json: string): string => `id: ${id}\ndata: ${json}\n\n`;
 
 export const heartbeatFrame = ':heartbeat\n\n';
 

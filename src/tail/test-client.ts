@@ -5,7 +5,10 @@ import { createParser } from 'eventsource-parser';
  * `eventsource-parser` (a real SSE client library, not our own framing).
  */
 export interface TailEvent {
+  /** The SSE id as a number: the seq, on the embedded engine (NaN for ClickHouse's per-log positions). */
   id: number;
+  /** The SSE id as sent: what Last-Event-ID resumes from, on every engine. */
+  lastEventId: string;
   // Tests and the bench read arbitrary event fields.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   data: any;
@@ -32,7 +35,7 @@ export class TailClient {
   ) {
     const parser = createParser({
       onEvent: (message) => {
-        this.events.push({ id: Number(message.id), data: JSON.parse(message.data), at: performance.now() });
+        this.events.push({ id: Number(message.id), lastEventId: message.id ?? '', data: JSON.parse(message.data), at: performance.now() });
         this.notify();
       },
       onComment: (comment) => {

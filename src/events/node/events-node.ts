@@ -33,6 +33,7 @@ const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promi
   'delete-before': (store, body) => store.deleteBefore(tenantOf(body), body.datasetId, body.beforeMs),
   'read-after': (store, body) => store.readAfter(tenantOf(body), body.request),
   'last-seq': (store) => store.lastSeq(),
+  'tail-start': (store, body) => store.tailStart(tenantOf(body)),
   'set-hot-keys': async (store, body) => {
     await store.setHotKeys(tenantOf(body), body.datasetId, body.keys);
     return { ok: true };

@@ -255,10 +255,16 @@ export class DuckDbEngine implements EventEngine {
     }
   }
 
+  /** One log loads here: the store knows its end (LoggedEventStore.tailStart). */
+  async logPositions(): Promise<Record<string, number>> {
+    return {};
+  }
+
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const rows = await this.read(
       `SELECT ${eventColumns} FROM events WHERE ${tenantWhere} AND seq > ? AND (${request.filter.where}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
-      [...this.tenantParams(tenant), request.afterSeq, ...request.filter.params],
+      // One log here: a position names it '' (a position from elsewhere without it reads from the start).
+      [...this.tenantParams(tenant), request.after.logs[''] ?? 0, ...request.filter.params],
     );
     return rows.map((r) => toStoredEvent(r, noNames));
   }

@@ -28,6 +28,11 @@ export interface EventEngine {
   fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats>;
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number>;
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
+  /**
+   * Per log that stored events of the tenant ingested at or after `sinceMs`, its highest seq
+   * (where a tail session starts on an engine many logs load into; {} from a one-log engine).
+   */
+  logPositions(tenant: Tenant, sinceMs: number): Promise<Record<string, number>>;
   /** The dataset's hot payload keys for rows loaded from now on (hot-columns.ts; an engine without hot columns ignores them). */
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
   /** The hot-key layouts rows of these datasets may carry (none: every payload read goes to the JSON). */

@@ -11,7 +11,7 @@
  * 18.16: no DateTime64, so times stay epoch ms; the tenant is its key text, event_id its text).
  */
 export const eventColumnList = [
-  { name: 'seq', sql: 'BIGINT', clickhouse: 'UInt64', nullable: false, doc: 'ingestion order, strictly increasing per store; live tail resumes on it' },
+  { name: 'seq', sql: 'BIGINT', clickhouse: 'UInt64', nullable: false, doc: 'ingestion order, strictly increasing per write-ahead log (on ClickHouse each row also carries its log_id); live tail resumes on it' },
   { name: 'tenant', sql: 'UINTEGER', clickhouse: 'String', nullable: false, doc: '(org, project, mode) as an id of event_tenants; only the engine maps it' },
   { name: 'dataset_id', sql: 'VARCHAR', clickhouse: 'String', nullable: false, doc: 'internal dataset id, so a rename touches no event (the API field is `dataset`, its name)' },
   { name: 'event_id', sql: 'UUID', clickhouse: 'String', nullable: false, api: 'uuid', select: 'event_id::VARCHAR AS event_id', doc: 'UUIDv7 of the server, or the client event_id' },

@@ -20,7 +20,10 @@ export type Severity = (typeof severities)[number];
 export const parsedPayload = Symbol('parsed payload');
 
 export interface StoredEvent {
+  /** Its place in the log that acknowledged it (tail-position.ts). */
   seq: number;
+  /** That log's id on ClickHouse (every API process ingests through a log of its own); undefined: the single log. */
+  log?: string;
   event_id: string;
   /** epoch milliseconds */
   ts: number;

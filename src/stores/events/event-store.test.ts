@@ -1,3 +1,4 @@
+import { singleLog } from './tail-position.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -76,9 +77,9 @@ describe('LoggedEventStore (write-ahead log + DuckDB worker)', () => {
   });
 
   test('readAfter: oldest first from a seq; lastSeq', async () => {
-    const first = await store.readAfter(a, { afterSeq: 0, filter: matchAll, limit: 5 });
+    const first = await store.readAfter(a, { after: singleLog(0), filter: matchAll, limit: 5 });
     assert.deepEqual(first.map((e) => e.event), ['e0', 'e1', 'e2', 'e3', 'e4']);
-    const next = await store.readAfter(a, { afterSeq: first[4]!.seq, filter: matchAll, limit: 100 });
+    const next = await store.readAfter(a, { after: singleLog(first[4]!.seq), filter: matchAll, limit: 100 });
     assert.equal(next.length, 20);
     assert.equal(await store.lastSeq(), 27);
   });

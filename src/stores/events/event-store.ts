@@ -1,3 +1,4 @@
+import type { TailPosition } from './tail-position.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
@@ -165,8 +166,8 @@ export interface FieldStats {
 }
 
 export interface TailRequest {
-  /** Events with seq > afterSeq, oldest first. */
-  afterSeq: number;
+  /** Events the position does not cover (tail-position.ts), oldest first. */
+  after: TailPosition;
   filter: CompiledFilter;
   limit: number;
 }
@@ -199,8 +200,10 @@ export interface EventStore {
   hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Acknowledged events not yet loaded into the engine (the freshness lag, in events). */
   readonly backlog: number;
-  /** The highest seq stored (0 when empty): where a new tail session starts. */
+  /** The highest seq stored in this store's log (0 when empty). */
   lastSeq(): Promise<number>;
+  /** Where a new tail session of the tenant starts: after every event stored so far. */
+  tailStart(tenant: Tenant): Promise<TailPosition>;
   ping(): Promise<void>;
   /** Waits for pending appends, then releases the database. */
   close(): Promise<void>;

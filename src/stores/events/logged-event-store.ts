@@ -25,6 +25,10 @@ import {
 import { EngineClient } from './engine-client.js';
 import { RecentEvents } from './recent-events.js';
 import { WriteAheadLog } from './wal.js';
+import { singleLog, singleSeq, type TailPosition } from './tail-position.js';
+
+/** How far behind another host's clock may be without a tail session started now missing its events. */
+const tailClockSlackMs = 60_000;
 
 
 export interface LoggedEventStoreOptions {
@@ -456,13 +460,30 @@ export class LoggedEventStore implements EventStore {
     }
   }
 
+  /**
+   * On DuckDB, from memory when the recent events reach back far enough (the one log's newest);
+   * on ClickHouse always from ClickHouse: the other ingesters' events are only there.
+   */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
-    if (request.filter === matchAll || request.filter.where === 'true') {
-      const recent = this.recent.after(tenant, request.afterSeq, request.limit);
+    const seq = singleSeq(request.after);
+    if (seq !== undefined && this.sqlDialect === 'duckdb' && (request.filter === matchAll || request.filter.where === 'true')) {
+      const recent = this.recent.after(tenant, seq, request.limit);
       if (recent) return this.named(tenant, recent);
     }
     await this.fresh();
     return this.named(tenant, await this.engine.readAfter(tenant, request));
+  }
+
+  /**
+   * DuckDB: after the log's last acknowledged event. ClickHouse: per log that stored events of
+   * the tenant in the last minute, its highest seq there, and other logs' events from a minute
+   * ago on (tail-position.ts: a host whose clock is behind by less loses nothing).
+   */
+  async tailStart(tenant: Tenant): Promise<TailPosition> {
+    if (this.sqlDialect === 'duckdb') return singleLog(this.wal.position.lastSeq);
+    await this.fresh();
+    const since = this.options.now() - tailClockSlackMs;
+    return { logs: await this.engine.logPositions(tenant, since), since };
   }
 
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {

@@ -1,3 +1,4 @@
+import type { TailPosition } from './tail-position.js';
 import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
 import { tenantOnly, type Tenant } from '../../tenancy/tenant.js';
@@ -32,7 +33,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
+export type EventsNodeMethod = 'append' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -185,6 +186,10 @@ export class RemoteEventStore implements EventStore {
 
   lastSeq(): Promise<number> {
     return this.call('last-seq', {});
+  }
+
+  tailStart(tenant: Tenant): Promise<TailPosition> {
+    return this.call('tail-start', { tenant: tenantOnly(tenant) });
   }
 
   async setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {

@@ -8,19 +8,21 @@ import type { EventsRuntime } from '../../events/runtime.js';
 import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../query/soql/index.js';
 import { sseHeaders } from '../sse.js';
 import type { TailHub } from '../hub.js';
+import { clampTo, parsePosition, type TailPosition } from '../../stores/events/tail-position.js';
 
 const TailBody = Type.Object(
   { q: Type.String({ description: 'a SOQL query without group by; "" matches every event' }) },
   { additionalProperties: false },
 );
 
-/** `Last-Event-ID`: the seq of the last event the client received, or undefined. */
-function lastEventId(request: FastifyRequest): number | undefined {
+/** `Last-Event-ID`: the position of the last event the client received (tail-position.ts), or undefined. */
+function lastEventId(request: FastifyRequest): TailPosition | undefined {
   const raw = request.headers['last-event-id'];
   const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
   if (value === undefined || value.trim() === '') return undefined;
-  if (!/^\d{1,15}$/.test(value.trim())) throw badRequest('Last-Event-ID must be the id of an event this stream sent');
-  return Number(value.trim());
+  const position = parsePosition(value);
+  if (!position) throw badRequest('Last-Event-ID must be the id of an event this stream sent');
+  return position;
 }
 
 /**
@@ -80,11 +82,11 @@ export function registerTailRoute(v1: Api, ctx: AppContext, events: EventsRuntim
           { limit: hub.options.maxSessionsPerToken },
         );
       }
-      let afterSeq: number;
+      let after: TailPosition;
       try {
-        const last = await events.store.lastSeq();
+        const end = await events.store.tailStart(auth.tenant);
         // An id beyond the store's end cannot be ours: start from now rather than wait for it.
-        afterSeq = resumeAfter === undefined ? last : Math.min(resumeAfter, last);
+        after = resumeAfter === undefined ? end : clampTo(resumeAfter, end);
       } catch (error) {
         slot.release();
         throw error;
@@ -95,7 +97,7 @@ export function registerTailRoute(v1: Api, ctx: AppContext, events: EventsRuntim
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       reply.raw.writeHead(200, sseHeaders);
       reply.raw.flushHeaders();
-      hub.open({ tenant: auth.tenant, predicate, afterSeq, res: reply.raw, slot });
+      hub.open({ tenant: auth.tenant, predicate, after, res: reply.raw, slot });
     },
   );
 }

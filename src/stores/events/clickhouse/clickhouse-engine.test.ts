@@ -148,10 +148,10 @@ describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
     assert.equal(otherTenant.stored, 1);
   });
 
-  test('live tail reads after a seq, oldest first', async () => {
-    const last = await store.lastSeq();
+  test('live tail reads after a position, oldest first', async () => {
+    const start = await store.tailStart(b);
     await store.append(b, [ev(now, { event: 't1' }), ev(now, { event: 't2' })]);
-    const events = await store.readAfter(b, { afterSeq: last, filter: { where: 'event = ?', params: ['t2'] }, limit: 10 });
+    const events = await store.readAfter(b, { after: start, filter: { where: 'event = ?', params: ['t2'] }, limit: 10 });
     assert.deepEqual(events.map((e) => e.event), ['t2']);
   });
 

@@ -27,13 +27,14 @@ import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
 import type { HotLayout } from '../hot-columns.js';
 
 /** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
-const eventColumns = 'seq, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
+const eventColumns = 'seq, log_id, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
 
 /** The columns of a load's INSERT, in the order the RowBinary rows are written (load). */
 const insertColumns = clickhouseEventColumns.map((c) => c.name).join(', ');
 
 interface EventRow {
   seq: string;
+  log_id: string;
   dataset_id: string;
   event_id: string;
   ts: string;
@@ -49,6 +50,7 @@ interface EventRow {
 
 const toStoredEvent = (r: EventRow): StoredEvent => ({
   seq: Number(r.seq),
+  log: r.log_id,
   dataset: r.dataset_id,
   event_id: r.event_id,
   ts: Number(r.ts),
@@ -541,13 +543,36 @@ export class ClickHouseEngine implements EventEngine {
     return due;
   }
 
-  /** This process's own log's events after `afterSeq` (seqs number one log's events). */
+  /**
+   * Live tail across every ingester's log: per log the position knows, its events past the
+   * position's seq; of the others, those ingested from the position's `since` on
+   * (tail-position.ts). In ingest order: (ingested_at, log_id, seq), which within one log is seq
+   * order, so a page cut by the limit leaves no gap in any log.
+   */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
+    const known = Object.entries(request.after.logs);
+    const params: SqlValue[] = [tenantKey(tenant)];
+    const after = known.map(([log, seq]) => {
+      params.push(log, seq);
+      return '(log_id = ? AND seq > ?)';
+    });
+    if (known.length) params.push(...known.map(([log]) => log));
+    params.push(request.after.since);
+    after.push(`(${known.length ? `log_id NOT IN (${known.map(() => '?').join(', ')}) AND ` : ''}ingested_at >= ?)`);
     const rows = await this.read<EventRow>(
-      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND log_id = ? AND seq > ? AND (${whereOf(request.filter)}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,
-      [tenantKey(tenant), this.logId, request.afterSeq, ...request.filter.params],
+      `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND (${after.join(' OR ')}) AND (${whereOf(request.filter)}) ` +
+        `ORDER BY ingested_at, log_id, seq LIMIT ${Math.trunc(request.limit)}`,
+      [...params, ...request.filter.params],
     );
     return rows.map(toStoredEvent);
+  }
+
+  async logPositions(tenant: Tenant, sinceMs: number): Promise<Record<string, number>> {
+    const rows = await this.read<{ log_id: string; last: string }>(
+      `SELECT log_id, max(seq) AS last FROM ${this.db}.events WHERE tenant = ? AND ingested_at >= ? GROUP BY log_id`,
+      [tenantKey(tenant), sinceMs],
+    );
+    return Object.fromEntries(rows.map((r) => [r.log_id, Number(r.last)]));
   }
 
   /** Hot columns are not built on ClickHouse yet (issue #31): every payload read stays on the flattened paths. */
