@@ -10,6 +10,8 @@ import { systemClock } from '../../shared/clock.js';
 import { parseScopes } from '../../tokens/token-service.js';
 import { eventsNodeProcess, exited, freePort, serveProcess } from '../../test-support/test-process.js';
 import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader } from '../../stores/events/remote-event-store.js';
+import { frameAppend } from '../../stores/events/event-batch.js';
+import { newEventId } from '../../shared/ids.js';
 
 const secret = 'events-node-test-secret-key-0123456789abcdef';
 const env = { OPS_SECRET_KEY: secret, OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000', OPS_TAIL_POLL_MS: '200' };
@@ -167,6 +169,21 @@ test('the events node refuses callers without the secret key, and answers bad ca
   assert.equal((await post('query', '{"tenant": {"orgId": 1}}', key)).status, 400);
   assert.equal((await post('query', 'not json', key)).status, 400);
   assert.equal((await post('constructor', '{}', key)).status, 404);
+  // Appends come in the log's own encoding (frameAppend): a cut or damaged one is refused whole.
+  const before = await (await post('last-seq', '{}', key)).json();
+  const tenant = { orgId: '01JDZQ4X0000000000000000AB', projectId: '01JDZQ4X0000000000000000CD', mode: 'live' as const };
+  const frame = frameAppend(tenant, Date.now(), [{ datasetId: 'ds_x', eventId: newEventId(), clientEventId: false, ts: Date.now(), severity: 1, bytesRaw: 2, event: 'e', actor: null, source: null, message: '', payload: '{}' }]);
+  const batch = (bytes: Buffer) => fetch(`${url}/append-batch`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', [nodeKeyHeader]: key }, body: new Uint8Array(bytes) });
+  for (const bad of [frame.subarray(0, frame.length - 3), Buffer.concat([frame, Buffer.from([0])]), Buffer.from('{"tenant":{}}')]) {
+    const r = await batch(bad);
+    assert.equal(r.status, 400);
+    assert.match(((await r.json()) as { error: { message: string } }).error.message, /malformed event batch/);
+  }
+  const invalidUtf8 = Buffer.from(frame);
+  invalidUtf8[invalidUtf8.length - 3] = 0xff; // inside the payload text
+  assert.equal((await batch(invalidUtf8)).status, 400);
+  assert.deepEqual(await (await post('last-seq', '{}', key)).json(), before, 'nothing refused reached the log');
+  assert.equal((await batch(frame)).status, 200);
 });
 
 test('events node killed: API processes answer 503 storage_error at once, then recover by themselves; acknowledged events are kept', { timeout: 120_000 }, async () => {

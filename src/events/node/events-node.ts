@@ -5,6 +5,7 @@ import type { Logger } from '../../app/logger.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { EventStore } from '../../stores/events/event-store.js';
 import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader, toWireError, type EventsNodeMethod } from '../../stores/events/remote-event-store.js';
+import { decodeBatch, unframeAppend } from '../../stores/events/event-batch.js';
 
 /** Larger than any ingest request can become (SPEC's body limit, decoded): a bound, not a budget. */
 const maxBodyBytes = 64 * 1024 * 1024;
@@ -23,7 +24,7 @@ function tenantOf(body: Record<string, unknown>): Tenant {
 // request already; the node checks only what keeps it whole: the tenant, and that the body is JSON.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = Record<string, any>;
-const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promise<unknown>> = {
+const methods: Record<Exclude<EventsNodeMethod, 'append-batch'>, (store: EventStore, body: Body) => Promise<unknown>> = {
   append: (store, body) => store.append(tenantOf(body), body.events),
   query: (store, body) => store.query(tenantOf(body), body.request),
   aggregate: (store, body) => store.aggregate(tenantOf(body), body.request),
@@ -45,6 +46,25 @@ const methods: Record<EventsNodeMethod, (store: EventStore, body: Body) => Promi
     return { ok: true };
   },
 };
+
+/**
+ * An append as the API processes send it (event-batch.ts's frameAppend): the batch body the log
+ * stores, checked here, so the node neither parses JSON nor encodes the events a second time.
+ * A batch with client event ids is read back into events for their de-duplication.
+ */
+async function appendBatch(store: EventStore, frame: Buffer) {
+  let parsed: ReturnType<typeof unframeAppend>;
+  try {
+    parsed = unframeAppend(frame);
+  } catch (error) {
+    throw new BadCall((error as Error).message);
+  }
+  const { tenant, count, body, clientIds } = parsed;
+  if (!clientIds && store.appendEncoded) return store.appendEncoded(tenant, body, count);
+  const { events } = decodeBatch(body);
+  if (clientIds) events.forEach((e, i) => (e.clientEventId = clientIds(i)));
+  return store.append(tenant, events);
+}
 
 export interface EventsNodeServer {
   /** http://host:port the node answers on (OPS_EVENTS_URL for the API processes). */
@@ -70,7 +90,7 @@ export async function serveEventsNode(store: EventStore, options: { host: string
       response.end(text);
     };
     const method = request.url?.startsWith(`${eventsNodePrefix}/`) ? (request.url.slice(eventsNodePrefix.length + 1) as EventsNodeMethod) : undefined;
-    if (request.method !== 'POST' || !method || !Object.hasOwn(methods, method)) {
+    if (request.method !== 'POST' || !method || (method !== 'append-batch' && !Object.hasOwn(methods, method))) {
       request.resume();
       return answer(404, { error: { kind: 'bad_request', message: 'unknown events node call' } });
     }
@@ -90,6 +110,7 @@ export async function serveEventsNode(store: EventStore, options: { host: string
       chunks.push(chunk);
     });
     request.on('end', () => {
+      if (method === 'append-batch') return appendBatch(store, Buffer.concat(chunks)).then((result) => answer(200, result), failed);
       let body: Body;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
@@ -100,16 +121,14 @@ export async function serveEventsNode(store: EventStore, options: { host: string
       // A call that throws before its promise (a bad tenant) is answered like one that rejects.
       Promise.resolve(body)
         .then((b) => methods[method](store, b))
-        .then(
-        (result) => answer(200, result ?? null),
-        (error: unknown) => {
-          if (error instanceof BadCall) return answer(400, { error: { kind: 'bad_request', message: error.message } });
-          const wire = toWireError(error);
-          if (wire.status === 500) options.log.error({ err: error, call: method }, 'events node: a call failed');
-          answer(wire.status, wire.body);
-        },
-      );
+        .then((result) => answer(200, result ?? null), failed);
     });
+    const failed = (error: unknown) => {
+      if (error instanceof BadCall) return answer(400, { error: { kind: 'bad_request', message: error.message } });
+      const wire = toWireError(error);
+      if (wire.status === 500) options.log.error({ err: error, call: method }, 'events node: a call failed');
+      answer(wire.status, wire.body);
+    };
   });
   // Calls wait for the loader (read-your-writes) and for DuckDB: no request timeout of our own,
   // the caller bounds its wait. Idle kept-alive connections are closed after a while.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { batchTextFields, BatchReader, encodeBatch } from './event-batch.js';
+import { batchTextFields, BatchReader, checkBatch, decodeBatch, encodeBatch, frameAppend, unframeAppend } from './event-batch.js';
 import type { NewEvent } from './event-store.js';
 import { newEventId } from '../../shared/ids.js';
 
@@ -45,4 +45,45 @@ test('property: a batch reads back field for field (text as UTF-8, lone surrogat
     ),
     { numRuns: 300 },
   );
+});
+
+const tenantArb = fc.record({ orgId: fc.stringMatching(/^[0-9A-Z]{26}$/), projectId: fc.stringMatching(/^[0-9A-Z]{26}$/), mode: fc.constantFrom('live' as const, 'test' as const) });
+
+test('property: an append framed for the events node comes back whole: tenant, events, which carry client ids', () => {
+  fc.assert(
+    fc.property(tenantArb, fc.array(eventArb, { maxLength: 20 }), (tenant, events) => {
+      const frame = frameAppend(tenant, 1_700_000_000_000, events);
+      const { tenant: back, count, body, clientIds } = unframeAppend(frame);
+      assert.deepEqual(back, { ...tenant });
+      assert.equal(count, events.length);
+      assert.deepEqual(clientIds ? events.map((_, i) => clientIds(i)) : events.map(() => false), events.map((e) => e.clientEventId));
+      const decoded = decodeBatch(body).events;
+      assert.deepEqual(decoded.map((e) => [e.eventId, e.ts, e.severity, e.payload]), events.map((e) => [e.eventId, e.ts, e.severity, wellFormed(e.payload)]));
+    }),
+  );
+});
+
+test('property: the events node refuses a cut or damaged batch with its own error, never a crash or a record the loader cannot read', () => {
+  fc.assert(
+    fc.property(tenantArb, fc.array(eventArb, { minLength: 1, maxLength: 8 }), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 255 }), (tenant, events, cut, at, byte) => {
+      const body = encodeBatch(tenant, 1_700_000_000_000, events);
+      assert.throws(() => checkBatch(body.subarray(0, cut % body.length)), /malformed event batch/);
+      const damaged = Buffer.from(body);
+      damaged[at % body.length] = byte;
+      let checked: { count: number } | undefined;
+      try {
+        checked = checkBatch(damaged);
+      } catch (error) {
+        assert.match((error as Error).message, /^malformed event batch/);
+        return;
+      }
+      // What passes is readable to its end: every event, every text as UTF-8.
+      const reader = new BatchReader(damaged);
+      while (reader.next()) for (let k = 0; k < batchTextFields.length; k++) reader.text(k);
+      assert.equal(reader.offset, damaged.length);
+      assert.equal(checked.count, reader.count);
+    }),
+  );
+  assert.throws(() => unframeAppend(Buffer.from([1, 0])), /too short/);
+  assert.throws(() => unframeAppend(Buffer.from([255, 255, 0, 0, 1])), /flags run past the end/);
 });

@@ -1,5 +1,8 @@
+import { isUtf8 } from 'node:buffer';
 import type { Mode, Tenant } from '../../tenancy/tenant.js';
+import { isUuidAnyCase } from '../../shared/ids.js';
 import type { NewEvent } from './event-store.js';
+import { severities } from './event-record.js';
 
 /**
  * The body of one write-ahead log record: one caller's events of one tenant, in a binary
@@ -185,4 +188,98 @@ export class BatchReader {
     const start = this.textStart[k]!;
     return start < 0 ? null : this.body.toString('utf8', start, start + this.textLength[k]!);
   }
+
+  /** Offset past the last event read. */
+  get offset(): number {
+    return this.at;
+  }
+}
+
+/** Text fields that may be null (actor, source); the others are always strings. */
+const nullableText = new Set([1, 2]);
+
+/**
+ * Checks a batch body from outside this process (an API process's append to the events node)
+ * before it goes into the log: a record the loader could not load (bytes past the end, a text
+ * that is not UTF-8, an event id that is not a UUID) would stop loading for good. Throws with
+ * what is wrong; returns the batch's tenant and event count.
+ */
+export function checkBatch(body: Buffer): { tenant: Tenant; count: number } {
+  const fail = (what: string): never => {
+    throw new Error(`malformed event batch: ${what}`);
+  };
+  let reader: BatchReader;
+  try {
+    reader = new BatchReader(body);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  if (body[1]! > 1) fail('unknown mode');
+  if (!Number.isFinite(reader.ingestedAt)) fail('ingestedAt is not a time');
+  const { tenant } = reader;
+  if (!tenant.orgId || !tenant.projectId || tenant.orgId.includes('\ufffd') || tenant.projectId.includes('\ufffd')) fail('tenant ids');
+  for (let i = 0; i < reader.count; i++) {
+    try {
+      reader.next();
+    } catch (error) {
+      fail(`event ${i}: ${(error as Error).message}`);
+    }
+    if (reader.offset > body.length || reader.eventIdAt + 36 > body.length) fail(`event ${i} runs past the end`);
+    if (!/^[\x21-\x7e]+$/.test(reader.datasetId)) fail(`event ${i}: dataset id`);
+    if (!isUuidAnyCase(reader.eventId)) fail(`event ${i}: event id is not a UUID`);
+    if (!Number.isFinite(reader.ts) || reader.severity >= severities.length) fail(`event ${i}: ts or severity`);
+    for (let k = 0; k < batchTextFields.length; k++) {
+      const start = reader.textStart[k]!;
+      if (start < 0 ? !nullableText.has(k) : !isUtf8(body.subarray(start, start + reader.textLength[k]!))) fail(`event ${i}: ${batchTextFields[k]} is not UTF-8 text`);
+    }
+  }
+  if (reader.offset !== body.length) fail('bytes after the last event');
+  return { tenant, count: reader.count };
+}
+
+/** A batch read back into the events it was written from (the rare path that needs them as objects). */
+export function decodeBatch(body: Buffer): { tenant: Tenant; ingestedAt: number; events: NewEvent[] } {
+  const reader = new BatchReader(body);
+  const events: NewEvent[] = [];
+  while (reader.next()) {
+    events.push({
+      datasetId: reader.datasetId,
+      eventId: reader.eventId,
+      clientEventId: false,
+      ts: reader.ts,
+      severity: reader.severity,
+      bytesRaw: reader.bytesRaw,
+      event: reader.text(0) ?? '',
+      actor: reader.text(1),
+      source: reader.text(2),
+      message: reader.text(3) ?? '',
+      payload: reader.text(4) ?? '{}',
+    });
+  }
+  return { tenant: reader.tenant, ingestedAt: reader.ingestedAt, events };
+}
+
+/**
+ * An append as it crosses to the events node: which events carry a client event id (one bit
+ * each: those are de-duplicated before the log), then the batch body the log stores as it is.
+ *   u32 flag bytes | flags (bit i: event i has a client id) | batch body
+ */
+export function frameAppend(tenant: Tenant, ingestedAt: number, events: readonly NewEvent[]): Buffer {
+  const flagBytes = events.some((e) => e.clientEventId) ? Math.ceil(events.length / 8) : 0;
+  const head = Buffer.alloc(4 + flagBytes);
+  head.writeUInt32LE(flagBytes, 0);
+  if (flagBytes) events.forEach((e, i) => e.clientEventId && (head[4 + (i >> 3)]! |= 1 << (i & 7)));
+  return Buffer.concat([head, encodeBatch(tenant, ingestedAt, events)]);
+}
+
+/** frameAppend's bytes back: the checked body, and which events carry client ids (undefined: none). */
+export function unframeAppend(frame: Buffer): { tenant: Tenant; count: number; body: Buffer; clientIds: ((i: number) => boolean) | undefined } {
+  if (frame.length < 4) throw new Error('malformed event batch: too short');
+  const flagBytes = frame.readUInt32LE(0);
+  if (frame.length < 4 + flagBytes) throw new Error('malformed event batch: flags run past the end');
+  const body = frame.subarray(4 + flagBytes);
+  const { tenant, count } = checkBatch(body);
+  if (flagBytes && flagBytes !== Math.ceil(count / 8)) throw new Error('malformed event batch: flags do not match the events');
+  const flags = frame.subarray(4, 4 + flagBytes);
+  return { tenant, count, body, clientIds: flagBytes ? (i) => (flags[i >> 3]! & (1 << (i & 7))) !== 0 : undefined };
 }

@@ -180,6 +180,8 @@ export interface EventStore {
   dialect(): Promise<SqlDialect>;
   /** Stores a batch; resolves once it is durable (group-committed with concurrent calls). */
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult>;
+  /** A batch already encoded and checked (the events node's callers'), without client event ids; stores that own a log only. */
+  appendEncoded?(tenant: Tenant, body: Buffer, count: number): Promise<AppendResult>;
   /** One page, newest first (ts desc, event_id desc). */
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
   /** Group-by count. */

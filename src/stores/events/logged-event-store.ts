@@ -295,28 +295,52 @@ export class LoggedEventStore implements EventStore {
   async append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
     if (this.closed) throw new Error('event store closed');
     if (events.length === 0) return { stored: 0, duplicates: 0, lastSeq: 0 };
-    // Back-pressure: a loader far behind makes writers wait (bounded) rather than grow the log.
-    const backlog = this.wal.position.lastSeq - this.options.maxBacklogEvents;
-    if (backlog > this.loaded) await this.waitLoaded(backlog, 'the event loader is behind; retry shortly');
+    await this.backPressure();
     let kept = events;
     let keys: string[] = [];
     if (events.some((e) => e.clientEventId)) ({ kept, keys } = await this.withoutDuplicates(tenant, events));
     if (kept.length === 0) return { stored: 0, duplicates: events.length, lastSeq: 0 };
-    const ingestedAt = this.options.now();
+    let body: Buffer;
     try {
-      const body = encodeBatch(tenant, ingestedAt, kept);
+      body = encodeBatch(tenant, this.options.now(), kept);
+    } catch (error) {
+      for (const key of keys) this.pendingIds.delete(key);
+      throw error;
+    }
+    return this.appendBody(tenant, body, kept.length, events.length - kept.length, keys);
+  }
+
+  /**
+   * A batch another process encoded (the events node's callers, event-batch.ts's frameAppend),
+   * checked by the caller (checkBatch), without client event ids: it goes to the log as it is,
+   * never parsed or encoded again here. Batches with client ids go through `append`.
+   */
+  async appendEncoded(tenant: Tenant, body: Buffer, count: number): Promise<AppendResult> {
+    if (this.closed) throw new Error('event store closed');
+    if (count === 0) return { stored: 0, duplicates: 0, lastSeq: 0 };
+    await this.backPressure();
+    return this.appendBody(tenant, body, count, 0, []);
+  }
+
+  /** A loader far behind makes writers wait (bounded) rather than grow the log. */
+  private async backPressure(): Promise<void> {
+    const backlog = this.wal.position.lastSeq - this.options.maxBacklogEvents;
+    if (backlog > this.loaded) await this.waitLoaded(backlog, 'the event loader is behind; retry shortly');
+  }
+
+  /** Writes one batch body to the log (group commit) and answers when it is durable (on ClickHouse: loaded). */
+  private async appendBody(tenant: Tenant, body: Buffer, count: number, duplicates: number, keys: readonly string[]): Promise<AppendResult> {
+    try {
       // The tenant's events change when the append is over, acknowledged or failed (a failed
       // write may still have reached the log): a read that started before is not served again.
-      const range = await this.wal
-        .append(body, kept.length, (r) => this.recent.add(tenant, r.firstSeq, kept.length, body))
-        .finally(() => this.changed(tenant));
+      const range = await this.wal.append(body, count, (r) => this.recent.add(tenant, r.firstSeq, count, body)).finally(() => this.changed(tenant));
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
-        this.pendingQueue.push({ seq: range.lastSeq, keys });
+        this.pendingQueue.push({ seq: range.lastSeq, keys: [...keys] });
       }
       if (this.sqlDialect === 'clickhouse') await this.ackLoaded(range.lastSeq);
-      return { stored: kept.length, duplicates: events.length - kept.length, lastSeq: range.lastSeq };
+      return { stored: count, duplicates, lastSeq: range.lastSeq };
     } catch (error) {
       for (const key of keys) this.pendingIds.delete(key);
       throw error;
