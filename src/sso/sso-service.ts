@@ -1,4 +1,5 @@
-import { recordSsoConfigure } from '../audit/sso.js';
+import { recordSsoConfigure, recordSsoSignIn } from '../audit/sso.js';
+import type { RequestOrigin } from '../audit/origin.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Kysely } from 'kysely';
 import type * as client from 'openid-client';
@@ -14,6 +15,7 @@ import { AppError, badRequest, conflict, forbidden, notFound } from '../errors/a
 import { checkSsoConfig, domainOf, type SsoConfigInput } from './sso-config.js';
 import { authorizationUrl, describeProviderError, discover, fetchKeys, missingForCodeFlow, newAuthorization, redeem } from './oidc.js';
 import { SsoStore, type StoredSsoConfig } from './sso-store.js';
+import type { SsoLoginsTable } from './tables.js';
 
 const minute = 60_000;
 /** How long a sign-in may stay at the provider before its state is refused. */
@@ -232,13 +234,27 @@ export class SsoService {
    * allowed domain. The member is created on first sign-in with the default role. Throws
    * `signInRefused` errors whose messages the sign-in page shows.
    */
-  async complete(query: string, browserSecret: string | undefined): Promise<DashboardUser> {
+  async complete(query: string, browserSecret: string | undefined, request: RequestOrigin): Promise<DashboardUser> {
     const callback = new URL(this.deps.callbackUrl());
     callback.search = query;
     const state = callback.searchParams.get('state');
+    // Before the sign-in in flight is found, no organisation is known to record a refusal in.
     if (!state) throw signInRefused('the provider sent the browser back without a state: start again with "Sign in with SSO"');
     const login = await this.store.takeLogin(sha256(state));
     if (!login) throw signInRefused('this sign-in was already used or has expired (an unknown or replayed state): start again with "Sign in with SSO"');
+    let email = '';
+    try {
+      return await this.completeLogin(login, callback, state, browserSecret, (known) => (email = known));
+    } catch (error) {
+      // A refusal in a known organisation is an audit entry of its own (DECISIONS §20: "and refused ones").
+      if (error instanceof AppError && error.status === 403) {
+        await recordSsoSignIn(this.deps.db, { orgId: login.org_id, request, at: this.now(), email, outcome: 'failure', reason: error.message });
+      }
+      throw error;
+    }
+  }
+
+  private async completeLogin(login: SsoLoginsTable, callback: URL, state: string, browserSecret: string | undefined, learned: (email: string) => void): Promise<DashboardUser> {
     if (Date.parse(login.expires_at) <= this.now()) throw signInRefused(`this sign-in took longer than ${signInWindowMs / minute} minutes at the provider: start again with "Sign in with SSO"`);
     if (!browserSecret || sha256(browserSecret) !== login.browser_hash) {
       throw signInRefused('this sign-in was started in another browser (or its cookie is missing): start again with "Sign in with SSO" in this browser');
@@ -253,6 +269,7 @@ export class SsoService {
     }
     const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
     if (!email) throw signInRefused('the provider sent no e-mail address in the ID token (the client must be allowed the "email" scope)');
+    learned(email);
     if (claims.email_verified !== true) throw signInRefused(`the provider has not verified the e-mail address ${email} (email_verified is not true)`);
     const domain = domainOf(email);
     if (!domain || !row.email_domains.includes(domain)) {

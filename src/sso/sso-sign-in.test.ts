@@ -111,6 +111,12 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
       assert.match(attempt.refusal!, message);
       assert.equal(attempt.browser.cookie, undefined, 'no session cookie');
       assert.ok(s.logs.some((l) => l.includes('single sign-on: sign-in refused')));
+      // The refusal is in the organisation's audit log (DECISIONS §20: "sign-ins (and refused ones)").
+      const audit = await s.request('GET', `/orgs/${s.tenants.a.orgId}/audit?action=sso.sign_in`);
+      const newest = (audit.body.entries as Array<{ outcome: string; details: { reason?: string; method: string } }>)[0]!;
+      assert.equal(newest.outcome, 'failure');
+      assert.equal(newest.details.method, 'sso');
+      assert.match(newest.details.reason!, message);
     });
   }
 
@@ -131,6 +137,11 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
     const res = await callback(s, `${returned.pathname}${returned.search}`, undefined);
     assert.match(decodeURIComponent(res.location), /started in another browser/);
     assert.equal(res.session, undefined);
+    const audit = await s.request('GET', `/orgs/${s.tenants.a.orgId}/audit?action=sso.sign_in`);
+    const newest = (audit.body.entries as Array<{ outcome: string; details: { reason?: string; email: string } }>)[0]!;
+    assert.equal(newest.outcome, 'failure');
+    assert.match(newest.details.reason!, /started in another browser/);
+    assert.equal(newest.details.email, '', 'no e-mail is known before the provider answered');
   });
 
   test('start: an e-mail whose domain has no single sign-on → 404; not an e-mail → 400; no Origin → 403', async () => {

@@ -48,7 +48,7 @@ export function registerSsoSignInRoutes(app: Api, dashboard: DashboardService, s
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
     const cleared = flowCookieHeader('', secure, 0);
     try {
-      const user = await sso.complete(query, readCookie(request.headers.cookie, flowCookie));
+      const user = await sso.complete(query, readCookie(request.headers.cookie, flowCookie), requestOrigin(request));
       const { secret } = await dashboard.startSession(user, ssoSignedIn(requestOrigin(request), user));
       request.log.info({ userId: user.id }, 'single sign-on: signed in');
       reply.header('Set-Cookie', [cleared, sessionCookieHeader(secret, { secure, maxAgeSeconds: dashboardTimings.absoluteMs / 1000 })]);
