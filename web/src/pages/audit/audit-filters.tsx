@@ -34,6 +34,11 @@ export const auditActions = [
   'sso.sign_in',
 ] as const satisfies ReadonlyArray<NonNullable<AuditAction>>;
 
+/** The other way round: an action the API gains (api:types) and the list lacks fails `tsc -p web` here, naming it. */
+type UnlistedAction = Exclude<NonNullable<AuditAction>, (typeof auditActions)[number]>;
+const everyActionListed: [UnlistedAction] extends [never] ? true : UnlistedAction = true;
+void everyActionListed;
+
 /** `datetime-local`'s value (local time, no zone) ↔ ISO 8601 UTC. */
 const toIso = (local: string): string => (local ? new Date(local).toISOString() : '');
 const toLocal = (iso: string): string => {
