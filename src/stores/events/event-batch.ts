@@ -189,6 +189,11 @@ export class BatchReader {
     return start < 0 ? null : this.body.toString('utf8', start, start + this.textLength[k]!);
   }
 
+  /** The current event's text fields decoded (null kept only where a field may be null). */
+  texts(): { event: string; actor: string | null; source: string | null; message: string; payload: string } {
+    return { event: this.text(0) ?? '', actor: this.text(1), source: this.text(2), message: this.text(3) ?? '', payload: this.text(4) ?? '{}' };
+  }
+
   /** Offset past the last event read. */
   get offset(): number {
     return this.at;
@@ -242,19 +247,7 @@ export function decodeBatch(body: Buffer): { tenant: Tenant; ingestedAt: number;
   const reader = new BatchReader(body);
   const events: NewEvent[] = [];
   while (reader.next()) {
-    events.push({
-      datasetId: reader.datasetId,
-      eventId: reader.eventId,
-      clientEventId: false,
-      ts: reader.ts,
-      severity: reader.severity,
-      bytesRaw: reader.bytesRaw,
-      event: reader.text(0) ?? '',
-      actor: reader.text(1),
-      source: reader.text(2),
-      message: reader.text(3) ?? '',
-      payload: reader.text(4) ?? '{}',
-    });
+    events.push({ datasetId: reader.datasetId, eventId: reader.eventId, clientEventId: false, ts: reader.ts, severity: reader.severity, bytesRaw: reader.bytesRaw, ...reader.texts() });
   }
   return { tenant: reader.tenant, ingestedAt: reader.ingestedAt, events };
 }

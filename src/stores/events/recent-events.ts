@@ -76,20 +76,8 @@ export class RecentEvents {
       for (let k = 0; k < r.count && out.length < limit && reader.next(); k++) {
         const seq = r.firstSeq + k;
         if (seq <= afterSeq) continue;
-        out.push({
-          seq,
-          event_id: reader.eventId,
-          ts: reader.ts,
-          ingested_at: reader.ingestedAt,
-          dataset: reader.datasetId,
-          severity: reader.severity,
-          event: reader.text(0) ?? '',
-          actor: reader.text(1),
-          source: reader.text(2),
-          message: reader.text(3) ?? '',
-          payloadJson: reader.text(4) ?? '{}',
-          bytes_raw: reader.bytesRaw,
-        });
+        const { payload, ...texts } = reader.texts();
+        out.push({ seq, event_id: reader.eventId, ts: reader.ts, ingested_at: reader.ingestedAt, dataset: reader.datasetId, severity: reader.severity, ...texts, payloadJson: payload, bytes_raw: reader.bytesRaw });
       }
     }
     return out;
