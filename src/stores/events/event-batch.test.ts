@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { batchTextFields, BatchReader, checkBatch, decodeBatch, encodeBatch, frameAppend, unframeAppend } from './event-batch.js';
 import type { NewEvent } from './event-store.js';
+import { eventColumnList } from './event-columns.js';
 import { newEventId } from '../../shared/ids.js';
 
 /** What UTF-8 keeps of a string: lone surrogates become U+FFFD (String#toWellFormed, ES2024). */
@@ -86,4 +87,25 @@ test('property: the events node refuses a cut or damaged batch with its own erro
   );
   assert.throws(() => unframeAppend(Buffer.from([1, 0])), /too short/);
   assert.throws(() => unframeAppend(Buffer.from([255, 255, 0, 0, 1])), /flags run past the end/);
+});
+
+test("the log's record carries every column of the one description (event-columns.ts) the engine does not assign itself", () => {
+  // Where each column of a stored event comes from: the record's header, each event's fixed
+  // fields, its text fields, or the engine at load (seq: the log's numbering). A column added to
+  // the description fails here until the record (and this table) say where it comes from.
+  const fromHeader = ['tenant', 'ingested_at'];
+  const perEvent = ['dataset_id', 'event_id', 'ts', 'severity', 'bytes_raw'];
+  const assignedAtLoad = ['seq'];
+  assert.deepEqual(
+    eventColumnList.map((c) => c.name).sort(),
+    [...fromHeader, ...perEvent, ...batchTextFields, ...assignedAtLoad].sort(),
+  );
+  // The text fields are the description's free-text columns, in the record's order.
+  assert.deepEqual(
+    eventColumnList.filter((c) => c.sql === 'VARCHAR' && c.name !== 'dataset_id').map((c) => c.name),
+    [...batchTextFields],
+  );
+  const reader = new BatchReader(encodeBatch({ orgId: 'O', projectId: 'P', mode: 'live' }, 5, [{ datasetId: 'ds', eventId: newEventId(), clientEventId: false, ts: 7, severity: 2, bytesRaw: 9, event: 'e', actor: null, source: 's', message: 'm', payload: '{}' }]));
+  assert.ok(reader.next());
+  assert.deepEqual([reader.datasetId, reader.ts, reader.severity, reader.bytesRaw, reader.ingestedAt], ['ds', 7, 2, 9, 5]);
 });
