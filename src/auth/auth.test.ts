@@ -59,9 +59,12 @@ describe('authentication and scopes', () => {
   // SQLite the token cache is checked against the commit counter, so another process's change is
   // seen by the very next request (PostgreSQL keeps the OPS_AUTH_CACHE_MS delay: opsctl.test.ts).
   test('a token revoked or re-planned by another process: the very next request sees it (SQLite)', { skip: onPostgres() }, async () => {
-    const token = await s.token(s.tenants.a, ['members:read', 'usage:read']);
+    const token = await s.token(s.tenants.a, ['members:read', 'usage:read', 'logs:read']);
     // Used twice: the second answer comes from the token cache.
     assert.equal((await s.request('GET', membersPath, { token })).status, 200);
+    // A query writes its quota counter: this server's own write, which leaves the token cached
+    // (database.ts, unstampedTables); another process's writes below are still seen at once.
+    assert.equal((await s.request('POST', '/query', { token, json: { q: '' } })).status, 200);
     assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'pro');
     const cli = await createContext(s.server.ctx.config, systemClock);
     try {
@@ -69,14 +72,16 @@ describe('authentication and scopes', () => {
       assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'starter');
       await cli.orgs.setPlan(s.tenants.a.orgId, 'pro');
       assert.equal((await s.request('GET', '/usage', { token })).body.plan, 'pro');
+      assert.equal((await s.request('POST', '/query', { token, json: { q: '' } })).status, 200);
       const row = await cli.metadata.db.selectFrom('api_tokens').select('id').where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
       await cli.tokens.revokeById(row.id);
     } finally {
       await cli.close();
     }
-    const res = await s.request('GET', membersPath, { token });
+    const res = await s.request('POST', '/query', { token, json: { q: '' } });
     assertUnauthorized(res);
     assert.match(res.body.error.message, /revoked/);
+    assertUnauthorized(await s.request('GET', membersPath, { token }));
   });
 
   test('a token without the scope → 403 forbidden naming required_scope', async () => {

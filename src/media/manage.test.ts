@@ -37,6 +37,22 @@ describe('GET /media, GET /media/{id}, DELETE /media/{id}', () => {
     assert.equal((await s.request('GET', '/media?tag=las')).body.files.length, 0);
   });
 
+  test('the list writes each file as GET /media/{id} does, as plain JSON text, asked again or not', async () => {
+    await upload(s.tenants.a, { folder: 'a "quoted" folder', tags: ['ünï', 'émoji-😀'] });
+    for (let round = 0; round < 2; round++) {
+      const list = await s.request('GET', '/media?limit=3');
+      assert.equal(list.status, 200);
+      assert.equal(list.headers.get('content-type'), 'application/json; charset=utf-8');
+      // Keys in the schema's order, nothing left out or added: the text JSON.stringify writes.
+      assert.equal(list.text, JSON.stringify(list.body));
+      assert.deepEqual(Object.keys(list.body), ['files', 'next_cursor', 'has_more']);
+      for (const file of list.body.files as Array<{ id: string }>) {
+        const one = await s.request('GET', `/media/${file.id}`);
+        assert.equal(JSON.stringify(file), one.text);
+      }
+    }
+  });
+
   test('limit outside 1..100 and a tampered cursor → 400', async () => {
     assert.equal((await s.request('GET', '/media?limit=0')).status, 400);
     assert.equal((await s.request('GET', '/media?limit=101')).status, 400);

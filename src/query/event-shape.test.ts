@@ -5,7 +5,7 @@ import { FormatRegistry, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { severities, type StoredEvent } from '../stores/events/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { ApiEventSchema, apiEventJson, iso } from './event-shape.js';
+import { ApiEventSchema, apiEventJson, EventPageWriter, iso } from './event-shape.js';
 
 /** The API Event as an object, field by field from SPEC.md §2.4: what apiEventJson must write. */
 function reference(e: StoredEvent, tenant: Tenant, includeTenant: boolean): Record<string, unknown> {
@@ -75,5 +75,44 @@ test('iso writes what toISOString writes: any millisecond, runs of one day, days
       }
     }),
     { numRuns: 2000 },
+  );
+});
+
+test('EventPageWriter writes what apiEventJson writes, page after page, whatever changed in between (random pages)', () => {
+  const tenants: Tenant[] = [
+    { orgId: 'org_a', projectId: 'prj_a', mode: 'live' },
+    { orgId: 'org_a', projectId: 'prj_b', mode: 'live' },
+    { orgId: 'org_b', projectId: 'prj_a', mode: 'test' },
+  ];
+  // What may differ between two pages holding an event of the same id: its dataset's name (a
+  // rename), any other field (an id reused after a retention delete, or by another tenant).
+  const change = fc.oneof(
+    fc.record({ dataset: text }),
+    fc.record({ message: text }),
+    fc.record({ payloadJson: fc.dictionary(text, fc.jsonValue({ maxDepth: 2 })).map((p) => JSON.stringify(p)) }),
+    fc.record({ ts: fc.nat(), ingested_at: fc.nat() }),
+    fc.record({ severity: fc.integer({ min: 0, max: severities.length - 1 }), actor: fc.option(text), source: fc.option(text), event: text, bytes_raw: fc.nat() }),
+  );
+  const step = fc.record({
+    tenant: fc.nat({ max: tenants.length - 1 }),
+    picks: fc.array(fc.nat({ max: 7 }), { maxLength: 6 }),
+    changes: fc.array(fc.tuple(fc.nat({ max: 7 }), change), { maxLength: 2 }),
+  });
+  fc.assert(
+    fc.property(fc.array(storedEvent, { minLength: 8, maxLength: 8 }), fc.array(step, { minLength: 1, maxLength: 12 }), (pool, steps) => {
+      // Small bounds, so entries and pages are also dropped and written again.
+      const writer = new EventPageWriter(5, 2);
+      const events = [...pool];
+      for (const { tenant, picks, changes } of steps) {
+        for (const [i, c] of changes) events[i] = { ...events[i]!, ...c };
+        // Copies, as the event store hands out: the same strings, other objects.
+        const page = picks.map((i) => ({ ...events[i]! }));
+        const expected = page.map((e) => apiEventJson(e, tenants[tenant]!)).join(',');
+        assert.equal(writer.write(page, tenants[tenant]!).toString(), expected);
+        // Asked again unchanged: the same text (now from what was kept).
+        assert.equal(writer.write(page.map((e) => ({ ...e })), tenants[tenant]!).toString(), expected);
+      }
+    }),
+    { numRuns: 300 },
   );
 });

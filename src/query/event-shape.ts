@@ -80,3 +80,93 @@ export function apiEventJson(e: StoredEvent, tenant: Tenant, options?: { include
   if (e.source !== null && e.source !== undefined) out += `,"source":${text(e.source)}`;
   return `${out},"message":${text(e.message)},"payload":${e.payloadJson},"bytes_raw":${text(e.bytes_raw)}}`;
 }
+
+/** What an event's text was written from (EventPageWriter): the fields apiEventJson reads, and the text as UTF-8. */
+interface Written {
+  event: StoredEvent;
+  orgId: string;
+  projectId: string;
+  bytes: Buffer;
+}
+
+/** A page's events as written last time: the entries, in order, and their text joined by commas. */
+interface WrittenPage {
+  entries: Written[];
+  bytes: Buffer;
+}
+
+const comma = Buffer.from(',');
+
+/**
+ * A query page's events as the UTF-8 of their API texts joined by commas (the inside of
+ * `"events":[…]`), written once and served again: a page asked again (a dashboard refreshing
+ * a query, a client polling, the next page of a list that overlaps it) holds events written a
+ * moment ago. Writing 100 events (~45 KB) and encoding the text cost ~0.5 ms of CPU a page;
+ * found again, they cost a lookup and a comparison per event and one copy of the bytes.
+ *
+ * Exact: an event's text is used again only when the event and the tenant compare equal to the
+ * ones it was written from, field by field (every field apiEventJson reads; the event store's
+ * page cache hands out copies of the same events, so these mostly compare strings by identity),
+ * and a page's bytes only when each of its events found the very entries of that page, in
+ * order. Anything else is written afresh. Past `maxEvents` events or `maxPages` pages the
+ * oldest go first.
+ */
+export class EventPageWriter {
+  private readonly events = new Map<string, Written>();
+  /** By the first event's id. */
+  private readonly pages = new Map<string, WrittenPage>();
+
+  constructor(
+    private readonly maxEvents = 10_000,
+    private readonly maxPages = 100,
+  ) {}
+
+  /** The events' API texts (apiEventJson with the tenant), joined by commas, as UTF-8. */
+  write(events: readonly StoredEvent[], tenant: Tenant): Buffer {
+    if (events.length === 0) return Buffer.alloc(0);
+    const entries = events.map((e) => this.entry(e, tenant));
+    const first = events[0]!.event_id;
+    const known = this.pages.get(first);
+    if (known !== undefined && known.entries.length === entries.length && known.entries.every((w, i) => w === entries[i])) return known.bytes;
+    const parts: Buffer[] = [];
+    for (const w of entries) {
+      if (parts.length) parts.push(comma);
+      parts.push(w.bytes);
+    }
+    const bytes = Buffer.concat(parts);
+    remember(this.pages, this.maxPages, first, known, { entries, bytes });
+    return bytes;
+  }
+
+  private entry(e: StoredEvent, tenant: Tenant): Written {
+    const hit = this.events.get(e.event_id);
+    if (hit !== undefined && hit.orgId === tenant.orgId && hit.projectId === tenant.projectId && sameText(hit.event, e)) return hit;
+    const written: Written = { event: e, orgId: tenant.orgId, projectId: tenant.projectId, bytes: Buffer.from(apiEventJson(e, tenant)) };
+    remember(this.events, this.maxEvents, e.event_id, hit, written);
+    return written;
+  }
+}
+
+/** Sets `key` in a map bounded to `max` entries (the oldest goes first), replacing `old` if there was one. */
+function remember<T>(map: Map<string, T>, max: number, key: string, old: T | undefined, value: T): void {
+  if (old !== undefined) map.delete(key);
+  else if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
+/** Whether two events write the same API text (every field apiEventJson reads). */
+function sameText(a: StoredEvent, b: StoredEvent): boolean {
+  return (
+    a.event_id === b.event_id &&
+    a.ts === b.ts &&
+    a.ingested_at === b.ingested_at &&
+    a.dataset === b.dataset &&
+    a.severity === b.severity &&
+    a.event === b.event &&
+    a.actor === b.actor &&
+    a.source === b.source &&
+    a.message === b.message &&
+    a.payloadJson === b.payloadJson &&
+    a.bytes_raw === b.bytes_raw
+  );
+}

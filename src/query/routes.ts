@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import type { Api } from '../http/types.js';
-import { ApiEventSchema, apiEventJson } from './event-shape.js';
+import { ApiEventSchema, EventPageWriter } from './event-shape.js';
 import type { QueryService } from './query-service.js';
 
 const QueryBody = Type.Object(
@@ -61,8 +61,11 @@ const StatsResult = Type.Object(
   { additionalProperties: false, description: 'statistics result (query with stats; SOQL.md "Statistics")' },
 );
 
+const eventsHead = Buffer.from('{"events":[');
+
 /** POST /query (scope logs:read). */
 export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryService): void {
+  const pages = new EventPageWriter();
   v1.post(
     '/query',
     {
@@ -96,14 +99,14 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
           .type('application/json; charset=utf-8')
           .send(JSON.stringify({ field: result.field, groups: result.groups }));
       }
-      // Events are written as JSON text directly (apiEventJson: the stored payload text is
-      // embedded, not parsed and serialised again); a string with a JSON content type is sent
-      // as it is.
-      const events = result.events.map((e) => apiEventJson(e, tenant)).join(',');
-      // The typed reply only takes the schema's object; this text is that object, written out.
+      // Events are written as JSON directly (apiEventJson: the stored payload text is embedded,
+      // not parsed and serialised again), each event's text kept by EventPageWriter for the next
+      // page that holds it; bytes with a JSON content type are sent as they are. The typed reply
+      // only takes the schema's object: these bytes are that object, written out.
+      const tail = `],"next_cursor":${JSON.stringify(result.nextCursor)},"has_more":${result.hasMore}}`;
       return (reply as FastifyReply)
         .type('application/json; charset=utf-8')
-        .send(`{"events":[${events}],"next_cursor":${JSON.stringify(result.nextCursor)},"has_more":${result.hasMore}}`);
+        .send(Buffer.concat([eventsHead, pages.write(result.events, tenant), Buffer.from(tail)]));
     },
   );
 }

@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import type { Database } from '../stores/metadata/schema.js';
 import type { PlanCatalogue, PlanLimits } from '../plans/catalogue.js';
 import { monthOf, type Clock } from '../shared/clock.js';
+import { precompile } from '../stores/metadata/precompiled.js';
 
 export const quotaMetrics = ['storage_bytes', 'events_month', 'queries_month'] as const;
 export type QuotaMetric = (typeof quotaMetrics)[number];
@@ -15,6 +16,8 @@ export interface QuotaDetail {
   cumulative: boolean;
 }
 
+type UpsertParam = 'orgId' | 'metric' | 'period' | 'amount' | 'limit';
+
 const cumulative: Record<QuotaMetric, boolean> = { storage_bytes: true, events_month: false, queries_month: false };
 
 /**
@@ -23,14 +26,38 @@ const cumulative: Record<QuotaMetric, boolean> = { storage_bytes: true, events_m
  * SQLite or PostgreSQL.
  */
 export class QuotaService {
+  /** The month of the last consumption (its key and bounds): asked on every query and ingest. */
+  private month = monthOf(0);
+  /**
+   * The consumption's upsert, without and with a limit, built once: building it cost more than
+   * SQLite takes to run it (POST /query and every ingest run it). Run on the caller's `db`,
+   * which may be a transaction: the compiled text is the same.
+   */
+  private readonly unlimited;
+  private readonly limited;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly plans: PlanCatalogue,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    const upsert = (p: (name: UpsertParam) => string, limited: boolean) =>
+      this.db
+        .insertInto('usage_counters')
+        .values({ org_id: p('orgId'), metric: p('metric') as QuotaMetric, period: p('period'), used: p('amount') as unknown as number })
+        .onConflict((oc) => {
+          const update = oc.columns(['org_id', 'metric', 'period']).doUpdateSet({ used: sql`usage_counters.used + ${p('amount')}` });
+          return limited ? update.where(sql<boolean>`usage_counters.used + ${p('amount')} <= ${p('limit')}`) : update;
+        });
+    this.unlimited = precompile((p) => upsert(p as (name: UpsertParam) => string, false), ['orgId', 'metric', 'period', 'amount']);
+    this.limited = precompile((p) => upsert(p, true), ['orgId', 'metric', 'period', 'amount', 'limit']);
+  }
 
   private period(metric: QuotaMetric): string {
-    return cumulative[metric] ? '' : monthOf(this.clock.now()).key;
+    if (cumulative[metric]) return '';
+    const now = this.clock.now();
+    if (now < this.month.start || now >= this.month.end) this.month = monthOf(now);
+    return this.month.key;
   }
 
   private limitOf(limits: PlanLimits, metric: QuotaMetric): number | null {
@@ -48,15 +75,9 @@ export class QuotaService {
     // ones add to it only while the sum stays within the limit (a request larger than the whole
     // limit is refused before it is tried, as the insert arm has no condition).
     if (limit === null || amount <= limit) {
-      const result = await db
-        .insertInto('usage_counters')
-        .values({ org_id: orgId, metric, period, used: amount })
-        .onConflict((oc) => {
-          const update = oc.columns(['org_id', 'metric', 'period']).doUpdateSet({ used: sql`usage_counters.used + ${amount}` });
-          return limit === null ? update : update.where(sql<boolean>`usage_counters.used + ${amount} <= ${limit}`);
-        })
-        .executeTakeFirst();
-      if (Number(result.numInsertedOrUpdatedRows) === 1) return;
+      const values = { orgId, metric, period, amount, limit };
+      const result = await db.executeQuery(limit === null ? this.unlimited(values) : this.limited(values));
+      if (Number(result.numAffectedRows) === 1) return;
     }
     const quotas = await this.usage(orgId, plan, db);
     const detail = quotas.find((q) => q.metric === metric)!;

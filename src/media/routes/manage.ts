@@ -6,8 +6,9 @@ import { PageQuery } from '../../pagination/page.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import { DateTime } from '../../http/schemas.js';
 import type { MediaService } from '../media-service.js';
-import { sharedView, toView } from '../file-record.js';
-import { FileId } from '../schemas.js';
+import { sharedView, toView, type FileView } from '../file-record.js';
+import { FileId, ListedFileSchema } from '../schemas.js';
+import type { FastifyReply } from 'fastify';
 import { iso } from '../../shared/clock.js';
 
 const ListQuery = Type.Composite([
@@ -25,6 +26,9 @@ const ListQuery = Type.Composite([
   }),
 ]);
 
+/** The JSON text of each shared view (sharedView) of GET /media's active list, written once. */
+const viewTexts = new WeakMap<FileView, string>();
+
 /** GET /media, GET /media/{id}, DELETE /media/{id}, POST /media/{id}/restore. */
 export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaService): void {
   app.get(
@@ -38,7 +42,7 @@ export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaServ
         response: { 200: Type.Object({ files: Type.Array(Type.Ref('ListedFile')), next_cursor: Type.String(), has_more: Type.Boolean() }) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenant } = requireAuth(request);
       const { folder, tag, deleted } = request.query;
       // The filter is part of the list's identity: a cursor of one filter is refused by another.
@@ -57,7 +61,20 @@ export function registerManageRoutes(app: Api, ctx: AppContext, media: MediaServ
       const rows = await media.files.list(tenant, page, { folder, tag });
       const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, owner, (r) => [r.created_at, r.id]);
       const cdnUrl = media.urls.cdn;
-      return { files: items.map((r) => sharedView(r, cdnUrl)), next_cursor: nextCursor, has_more: hasMore };
+      // Each shared view is serialised once (Fastify's serializer of the item schema, as the
+      // route's would write it inside the list) and its text kept with it: the list is asked far
+      // more often than its rows change, and serialising 10 files was ~7% of a request's CPU.
+      const serialize = (reply as FastifyReply).compileSerializationSchema(ListedFileSchema) as unknown as (view: FileView) => string;
+      const texts = items.map((r) => {
+        const view = sharedView(r, cdnUrl);
+        let text = viewTexts.get(view);
+        if (text === undefined) viewTexts.set(view, (text = serialize(view)));
+        return text;
+      });
+      // The route schema's object, written out: what its serializer would write.
+      return (reply as FastifyReply)
+        .type('application/json; charset=utf-8')
+        .send(`{"files":[${texts.join(',')}],"next_cursor":${JSON.stringify(nextCursor)},"has_more":${hasMore}}`);
     },
   );
 

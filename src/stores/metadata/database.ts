@@ -6,7 +6,7 @@ import { FifoSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { ReadMostlyCache } from './read-mostly.js';
-import { walChangeCounter } from './wal-change-counter.js';
+import { walChangeCounter, type ChangeCounter } from './wal-change-counter.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -23,13 +23,15 @@ export interface MetadataStore {
   onConnectionLost(listener: (error: Error) => void): void;
   /**
    * Runs a read that is served far more often than its data changes. On SQLite the answer is
-   * served again until anything is written to the file (exact: see ReadMostlyCache); on
+   * served again until anything is written to the file (exact: see ReadMostlyCache; this
+   * process's writes of the usage counters excepted, which it may not read: unstampedTables); on
    * PostgreSQL, where other hosts write unseen, it always runs. The rows must not be modified.
    */
   readMostly<Row>(query: CompiledQuery<Row>): Promise<readonly Row[]>;
   /**
    * ReadMostlyCache's stamp: a number that moves whenever anything is written to the SQLite file,
-   * by this process or another (opsctl, a second server). Undefined on PostgreSQL, where other
+   * by this process or another (opsctl, a second server), but for this process's own writes of
+   * unstampedTables (the usage counters). Undefined on PostgreSQL, where other
    * hosts write unseen. The token cache trusts a token only while it is unchanged.
    */
   readonly changeStamp: (() => number) | undefined;
@@ -75,9 +77,10 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: statements }) });
   await migrate(db);
   const otherCommits = walChangeCounter(database, file);
+  statements.commitsOwnWritesThrough(otherCommits);
   // Both counters only grow, so their sum moves whenever either does.
   const changeStamp = () => statements.writes() + otherCommits.read();
-  const cache = new ReadMostlyCache(changeStamp);
+  const cache = new ReadMostlyCache(changeStamp, unstampedTables);
   return {
     db,
     dialect: 'sqlite',
@@ -103,33 +106,79 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
 export const sqliteLimitFix = (text: string): string => text.replace(/ (limit|offset) \?/g, ' $1 cast(? as integer)');
 
 /**
+ * Tables whose writes by this process do not move the change stamp (MetadataStore.changeStamp):
+ * the usage counters, written on every query and ingest (quota-service.ts) and read by no cached
+ * read — ReadMostlyCache refuses a read that names them, and the token lookup does not. Left
+ * out, a POST /v1/query no longer makes the next request of any kind read its token and lists
+ * again. Commits by other processes, to these tables too, move the stamp as ever.
+ */
+export const unstampedTables = ['usage_counters'] as const;
+/** Kysely's text of a statement that writes only those tables (no triggers write elsewhere from them). */
+const unstampedWrite = new RegExp(`^(insert into|update) "(${unstampedTables.join('|')})" `);
+
+/**
  * Preparing a statement costs more than running it for our short queries, and Kysely prepares
  * on every call; better-sqlite3 statements are reusable once finished (all/run), so keep them.
  */
 function withStatementCache(database: SQLite.Database) {
   const statements = new Map<string, SQLite.Statement>();
   let writes = 0;
+  let commits: ChangeCounter | undefined;
   return {
     prepare(text: string): SQLite.Statement {
       let statement = statements.get(text);
       if (!statement) {
         if (statements.size >= 1000) statements.clear();
         statement = database.prepare(sqliteLimitFix(text));
+        if (unstampedWrite.test(text)) statement = unstamped(statement);
         statements.set(text, statement);
       }
       // Kysely prepares before every execution and runs at once: counting here counts each
       // write before it runs, for ReadMostlyCache's stamp. `readonly`, not `reader`: an
       // INSERT … RETURNING returns rows but writes.
-      if (!statement.readonly) writes++;
+      if (!statement.readonly && !unstampedStatements.has(statement)) writes++;
       return statement;
     },
     writes: () => writes,
+    /** From now on, a write of unstampedTables outside a transaction runs through `counter.runOwn` and is not counted. */
+    commitsOwnWritesThrough(counter: ChangeCounter): void {
+      commits = counter;
+    },
     close(): void {
       statements.clear();
       database.close();
     },
   };
+
+  /**
+   * A write of unstampedTables: Kysely runs it with `run` (it is no reader). Inside a
+   * transaction, or before the change counter is there, it counts as any write (the commit
+   * that follows is counted too); outside one, its own commit is left out of the counter.
+   */
+  function unstamped(statement: SQLite.Statement): SQLite.Statement {
+    const run = (...params: unknown[]): SQLite.RunResult => {
+      if (commits === undefined || database.inTransaction) {
+        writes++;
+        return statement.run(...params);
+      }
+      return commits.runOwn(() => statement.run(...params)) as SQLite.RunResult;
+    };
+    // What Kysely's SQLite driver asks of a statement it runs (reader, then run or all).
+    const wrapped = {
+      reader: statement.reader,
+      readonly: statement.readonly,
+      source: statement.source,
+      run,
+      all: (...params: unknown[]) => statement.all(...params),
+      get: (...params: unknown[]) => statement.get(...params),
+      iterate: (...params: unknown[]) => statement.iterate(...params),
+    } as unknown as SQLite.Statement;
+    unstampedStatements.add(wrapped);
+    return wrapped;
+  }
 }
+
+const unstampedStatements = new WeakSet<SQLite.Statement>();
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

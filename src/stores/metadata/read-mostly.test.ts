@@ -59,3 +59,49 @@ test('readMostly: the same answer until anything is written, by this connection 
     await store.close();
   }
 });
+
+// The usage counters (a write on every query and ingest) are the exception: this process's own
+// writes of them, outside a transaction, do not move the stamp, and no read-mostly read may read
+// them. Anyone else's writes of them still do.
+test('readMostly: still served after this process writes the usage counters; read again after any other write', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'read-mostly-'));
+  const store = await openMetadataStore({ databaseUrl: undefined, dataDir });
+  const other = await openMetadataStore({ databaseUrl: undefined, dataDir });
+  try {
+    await store.db.insertInto('organisations').values({ id: 'org_a', name: 'a', plan: 'free', primary_owner_id: null, created_at: now, updated_at: now }).execute();
+    const query = store.db.selectFrom('organisations').select(['id', 'name']).orderBy('id').compile();
+    const count = (db: typeof store.db, used: number) =>
+      db
+        .insertInto('usage_counters')
+        .values({ org_id: 'org_a', metric: 'queries_month', period: '2026-01', used })
+        .onConflict((oc) => oc.columns(['org_id', 'metric', 'period']).doUpdateSet({ used: (eb) => eb('usage_counters.used', '+', used) }))
+        .execute();
+    const first = await store.readMostly(query);
+    await count(store.db, 1);
+    await store.db.updateTable('usage_counters').set({ used: 5 }).where('org_id', '=', 'org_a').execute();
+    assert.equal(await store.readMostly(query), first, 'served again after its own counter writes');
+    const stamp = store.changeStamp!();
+    await count(store.db, 1);
+    assert.equal(store.changeStamp!(), stamp);
+
+    // Another connection's counter write, a counter write inside a transaction, any other write.
+    await count(other.db, 1);
+    const second = await store.readMostly(query);
+    assert.notEqual(second, first, 'read again after another connection wrote the counters');
+    await store.db.transaction().execute((trx) => count(trx, 1));
+    const third = await store.readMostly(query);
+    assert.notEqual(third, second, 'read again after a transaction wrote the counters');
+    await count(store.db, 1);
+    assert.equal(await store.readMostly(query), third);
+    await store.db.updateTable('organisations').set({ name: 'renamed' }).where('id', '=', 'org_a').execute();
+    assert.deepEqual((await store.readMostly(query)).map((r) => r.name), ['renamed']);
+    const used = await store.db.selectFrom('usage_counters').select('used').executeTakeFirstOrThrow();
+    assert.equal(used.used, 9);
+
+    // A read-mostly read of the counters would be served after this process's writes of them.
+    await assert.rejects(() => store.readMostly(store.db.selectFrom('usage_counters').selectAll().compile()), /usage_counters/);
+  } finally {
+    await other.close();
+    await store.close();
+  }
+});

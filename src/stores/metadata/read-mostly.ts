@@ -30,11 +30,22 @@ export class ReadMostlyCache {
    */
   private readonly sqlIds = new Map<string, number>();
 
-  constructor(private readonly stampNow: () => number) {}
+  /**
+   * @param stampNow the stamp: moves whenever anything is written to the database, but for
+   *   this process's own writes of `unstampedTables`
+   * @param unstampedTables so a read that names one of them is refused: it would be served
+   *   after such a write
+   */
+  constructor(
+    private readonly stampNow: () => number,
+    private readonly unstampedTables: readonly string[] = [],
+  ) {}
 
   read<Row>(query: CompiledQuery<Row>, load: () => Promise<readonly Row[]>): Promise<readonly Row[]> {
     let sqlId = this.sqlIds.get(query.sql);
     if (sqlId === undefined) {
+      const unseen = this.unstampedTables.find((table) => query.sql.includes(`"${table}"`));
+      if (unseen !== undefined) return Promise.reject(new Error(`a read-mostly read may not read ${unseen}: this process's writes of it do not move the stamp`));
       if (this.sqlIds.size >= maxEntries) this.clear();
       sqlId = this.sqlIds.size;
       this.sqlIds.set(query.sql, sqlId);

@@ -82,3 +82,61 @@ test('walChangeCounter falls back to PRAGMA data_version where there is no wal-i
     database.close();
   }
 });
+
+test('walChangeCounter.runOwn leaves out the commit of the statement it runs, and nothing else', () => {
+  const file = tempFile();
+  const database = openWal(file);
+  database.exec('create table t (v integer primary key)');
+  const other = openWal(file);
+  const counter = walChangeCounter(database, file);
+  const insert = database.prepare('insert into t values (?) on conflict (v) do nothing');
+  try {
+    let at = counter.read();
+    // This connection's own commit: not counted.
+    assert.equal(counter.runOwn(() => insert.run(1)).changes, 1);
+    assert.equal(counter.read(), at, 'its own commit');
+
+    // Another connection's commit before it, not read yet: counted.
+    other.prepare('insert into t values (2)').run();
+    counter.runOwn(() => insert.run(3));
+    assert.notEqual(counter.read(), at, 'a commit before it');
+    at = counter.read();
+
+    // Another connection's commit while it runs (here: inside the run, just before it).
+    counter.runOwn(() => {
+      other.prepare('insert into t values (4)').run();
+      return insert.run(5);
+    });
+    assert.notEqual(counter.read(), at, 'a commit during it');
+    at = counter.read();
+
+    // A statement that changed nothing committed nothing: a commit beside it is another's.
+    counter.runOwn(() => {
+      other.prepare('insert into t values (6)').run();
+      return insert.run(1);
+    });
+    assert.notEqual(counter.read(), at, 'a commit beside a statement that changed nothing');
+    at = counter.read();
+
+    // A failing statement: whatever moved is counted, and the error is the caller's.
+    assert.throws(() =>
+      counter.runOwn(() => {
+        other.prepare('insert into t values (7)').run();
+        return database.prepare('insert into t values (?)').run(1);
+      }),
+    );
+    assert.notEqual(counter.read(), at, 'a commit beside a failed statement');
+    at = counter.read();
+
+    // After a checkpoint that restarts the log, its own commit is still left out alone.
+    other.pragma('wal_checkpoint(RESTART)');
+    at = counter.read();
+    counter.runOwn(() => insert.run(8));
+    assert.equal(counter.read(), at, 'its own commit into a restarted log');
+    assert.equal((database.prepare('select count(*) as n from t').get() as { n: number }).n, 8);
+  } finally {
+    counter.close();
+    other.close();
+    database.close();
+  }
+});

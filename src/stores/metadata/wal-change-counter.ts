@@ -5,9 +5,17 @@ import type SQLite from 'better-sqlite3';
 const walIndexVersion = 3007000;
 /** The first copy of the header: iVersion, iChange, mxFrame, nPage, salts and checksums. */
 const headerBytes = 48;
+/** iChange, the header's count of commits (after iVersion and an unused word; native byte order, little-endian here). */
+const iChangeOffset = 8;
 
 export interface ChangeCounter {
   read(): number;
+  /**
+   * Runs a write statement of this process's own connection, outside any transaction, without
+   * counting its commit: the caller knows what it wrote (database.ts: the usage counters, which
+   * no cached read reads). Any other commit, before or during it, is counted as ever.
+   */
+  runOwn(run: () => { changes: number }): { changes: number };
   close(): void;
 }
 
@@ -30,7 +38,8 @@ export interface ChangeCounter {
  */
 export function walChangeCounter(database: SQLite.Database, file: string): ChangeCounter {
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
-  const pragma: ChangeCounter = { read: () => dataVersion.get() as number, close: () => {} };
+  // data_version does not move for this connection's own commits: nothing to leave out.
+  const pragma: ChangeCounter = { read: () => dataVersion.get() as number, runOwn: (run) => run(), close: () => {} };
   // A read makes sure the wal-index exists and is initialised before its header is trusted.
   pragma.read();
   let fd: number;
@@ -46,14 +55,36 @@ export function walChangeCounter(database: SQLite.Database, file: string): Chang
     return pragma;
   }
   let changes = 0;
+  const read = (): number => {
+    fs.readSync(fd, next, 0, headerBytes, 0);
+    if (!next.equals(seen)) {
+      changes++;
+      [seen, next] = [next, seen];
+    }
+    return changes;
+  };
   return {
-    read() {
+    read,
+    runOwn(run) {
+      // Whatever was committed before is counted first; `seen` is then the header just before
+      // the statement. Its iChange moves by exactly one per commit (wal.c, walFrames), a
+      // checkpoint's restart included, so if the statement changed rows in autocommit (it
+      // committed) and the counter moved by one, that one commit was this statement's.
+      read();
+      const before = seen.readUInt32LE(iChangeOffset);
+      let result: { changes: number };
+      try {
+        result = run();
+      } catch (error) {
+        read();
+        throw error;
+      }
       fs.readSync(fd, next, 0, headerBytes, 0);
       if (!next.equals(seen)) {
-        changes++;
+        if (!(result.changes > 0 && next.readUInt32LE(iChangeOffset) === ((before + 1) >>> 0))) changes++;
         [seen, next] = [next, seen];
       }
-      return changes;
+      return result;
     },
     close: () => fs.closeSync(fd),
   };
