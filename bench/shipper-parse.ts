@@ -9,7 +9,9 @@ import { decodeJsonPush, decodeProtobufPush } from '../src/shippers/loki/decode.
 import { toShippedEvents } from '../src/shippers/loki/mapping.js';
 import { parseBulk } from '../src/shippers/elastic/bulk-parse.js';
 import { toShippedEvent } from '../src/shippers/elastic/mapping.js';
+import { bulkAnswer } from '../src/shippers/elastic/answers.js';
 import type { ShippedEvent } from '../src/shippers/store-shipped.js';
+import type { NewEvent } from '../src/stores/events/event-store.js';
 import { routeBodies } from './ingest-routes.js';
 import { fmt, median } from './support.js';
 
@@ -39,20 +41,20 @@ const routes = routeBodies(bodies);
 const defaults: IngestDefaults = { datasetId: 'ds_bench', defaultSeverity: 1, now: Date.now(), overflowFrom: undefined };
 
 /** storeShipped's synchronous part for one dataset: what normaliseEvents is given. */
-function normaliseShipped(items: ShippedEvent[]): number {
+function normaliseShipped(items: ShippedEvent[]): NewEvent[] {
   const fields: unknown[] = [];
   const sizes: number[] = [];
   for (const item of items) {
     fields.push(item.fields);
     sizes.push(item.bytes);
   }
-  return normaliseEvents(fields, defaults, sizes).events.length;
+  return normaliseEvents(fields, defaults, sizes).events;
 }
 
 const cases: Array<{ name: string; bodies: Buffer[]; run: (body: Buffer) => number }> = [
   { name: 'native NDJSON', bodies: routes.native, run: (body) => parseNdjson(body, defaults).events.length },
-  { name: 'Loki JSON', bodies: routes.loki, run: (body) => normaliseShipped(toShippedEvents(decodeJsonPush(body))) },
-  { name: 'Loki protobuf', bodies: routes.lokiProtobuf, run: (body) => normaliseShipped(toShippedEvents(decodeProtobufPush(body))) },
+  { name: 'Loki JSON', bodies: routes.loki, run: (body) => normaliseShipped(toShippedEvents(decodeJsonPush(body))).length },
+  { name: 'Loki protobuf', bodies: routes.lokiProtobuf, run: (body) => normaliseShipped(toShippedEvents(decodeProtobufPush(body))).length },
   {
     name: 'Elasticsearch bulk',
     bodies: routes.bulk,
@@ -60,11 +62,16 @@ const cases: Array<{ name: string; bodies: Buffer[]; run: (body: Buffer) => numb
       const items = parseBulk(body, 'bench-es');
       const shipped: ShippedEvent[] = [];
       for (const item of items) if (item.document) shipped.push(toShippedEvent(item.index, item.id, item.document, item.bytes));
-      return normaliseShipped(shipped);
+      const stored = normaliseShipped(shipped);
+      return bulkAnswer(items, stored.map((e) => e.eventId), 1).length > 0 ? stored.length : 0;
     },
   },
 ];
 
+// BENCH_CASES=loki (any of native, loki, loki-proto, bulk: native is always run) runs some, for a profile of one.
+const picked = (process.env.BENCH_CASES ?? 'native,loki,loki-proto,bulk').split(',');
+const keys = ['native', 'loki', 'loki-proto', 'bulk'];
+cases.splice(0, cases.length, ...cases.filter((_, i) => i === 0 || picked.includes(keys[i]!)));
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const ms = Number(process.env.BENCH_MS ?? 1_500);
 const results = new Map<string, number[]>(cases.map((c) => [c.name, []]));
