@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorEnvelope } from '../../events/wire-body.js';
 import type { BulkItem } from './bulk-parse.js';
 
 /** The Elasticsearch version GET / reports: clients that read it (Vector, Filebeat, Logstash) take the 8.x API. */
@@ -45,24 +46,21 @@ export function elasticError(status: number, type: string, reason: string, extra
   return { error: { root_cause: [{ type, reason }], type, reason, ...extra }, status };
 }
 
-/**
- * Under /v1/elastic every answer carries `X-Elastic-Product: Elasticsearch` (the official
- * clients refuse a server without it), and an error envelope the error handler wrote (DECISIONS
- * §5) becomes Elasticsearch's error body with the same status and headers; our code and the
- * request id stay in it as `code` and `request_id`.
- */
-export function elasticAnswers(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload?: unknown) => void): void {
+/** Under /v1/elastic every answer carries `X-Elastic-Product: Elasticsearch`: the official clients refuse a server without it. */
+export function elasticProductHeader(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload?: unknown) => void): void {
   reply.header('X-Elastic-Product', 'Elasticsearch');
-  if (reply.statusCode < 400 || typeof payload !== 'string') return done(null, payload);
-  let error: ({ code?: string; message?: string } & Record<string, unknown>) | undefined;
-  try {
-    error = (JSON.parse(payload) as { error?: typeof error }).error;
-  } catch {
-    return done(null, payload);
-  }
-  if (!error || typeof error.code !== 'string' || 'root_cause' in error) return done(null, payload);
+  done(null, payload);
+}
+
+/**
+ * An error envelope the error handler wrote (DECISIONS §5) → Elasticsearch's error body, same
+ * status and headers; our code and the request id stay in it as `code` and `request_id`. A body
+ * already in Elasticsearch's shape (`root_cause`) stays as it is.
+ */
+export function elasticErrorBody(error: ErrorEnvelope, _request: FastifyRequest, reply: FastifyReply): string | undefined {
+  if (typeof error.code !== 'string' || 'root_cause' in error) return undefined;
   const { code, message, ...extra } = error;
-  done(null, JSON.stringify(elasticError(reply.statusCode, errorTypes[code] ?? 'exception', String(message), { code, ...extra })));
+  return JSON.stringify(elasticError(reply.statusCode, errorTypes[code] ?? 'exception', String(message), { code, ...extra }));
 }
 
 /** The rest of a stored item's answer, after `_index` and `_id`: as Elasticsearch answers a new document. */

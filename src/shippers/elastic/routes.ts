@@ -3,13 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
-import { badRequest, tooLarge } from '../../errors/app-error.js';
-import { readBody } from '../../events/ingest-route.js';
-import { ingestLimits } from '../../events/ingest-parse.js';
+import { decodeWith, rawBodyScope } from '../../events/wire-body.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { storeShipped, type ShippedEvent } from '../store-shipped.js';
-import { bulkAnswer, clusterInfo, elasticAnswers, elasticError } from './answers.js';
+import { bulkAnswer, clusterInfo, elasticError, elasticErrorBody, elasticProductHeader } from './answers.js';
 import { BulkEmpty, BulkTooLarge, parseBulk } from './bulk-parse.js';
 import { toShippedEvent } from './mapping.js';
 
@@ -64,9 +62,8 @@ function registerStartupCalls(scope: Api): void {
  */
 export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
-    scope.addHook('onSend', elasticAnswers);
+    rawBodyScope(scope, '*', elasticErrorBody);
+    scope.addHook('onSend', elasticProductHeader);
 
     for (const url of ['/elastic', '/elastic/']) {
       scope.get(
@@ -109,14 +106,7 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       const started = performance.now();
       const urlIndex = (request.params as { index?: string }).index;
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      let items;
-      try {
-        items = parseBulk(body, urlIndex);
-      } catch (error) {
-        if (error instanceof BulkTooLarge) throw tooLarge(ingestLimits.bodyBytes, error.message);
-        if (error instanceof BulkEmpty) throw badRequest(error.message);
-        throw error;
-      }
+      const items = decodeWith(() => parseBulk(body, urlIndex), { bad: [BulkEmpty], over: [BulkTooLarge] });
       const shipped: ShippedEvent[] = [];
       const positions: number[] = [];
       items.forEach((item, i) => {
