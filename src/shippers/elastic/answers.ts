@@ -94,9 +94,14 @@ export function bulkAnswer(items: readonly Pick<BulkItem, 'action' | 'index' | '
   let size = 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    const key = `${item.action}\u0000${item.index}`;
-    let head = heads.get(key);
-    if (head === undefined) heads.set(key, (head = Buffer.from(`{${JSON.stringify(item.action)}:{"_index":${JSON.stringify(item.index)},"_id":`)));
+    // Items repeat one action and index: the previous item's head, else the one of that pair.
+    let head: Buffer | undefined;
+    if (i > 0 && item.action === items[i - 1]!.action && item.index === items[i - 1]!.index) head = itemHeads[i - 1]!;
+    else {
+      const key = `${item.action}\u0000${item.index}`;
+      head = heads.get(key);
+      if (head === undefined) heads.set(key, (head = Buffer.from(`{${JSON.stringify(item.action)}:{"_index":${JSON.stringify(item.index)},"_id":`)));
+    }
     itemHeads[i] = head;
     const id = item.id ?? eventIds[i];
     let idJson: string;
@@ -125,13 +130,17 @@ export function bulkAnswer(items: readonly Pick<BulkItem, 'action' | 'index' | '
   let at = out.write(start, 0, 'latin1');
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out[at++] = 44; // ,
-    at += itemHeads[i]!.copy(out, at);
+    const head = itemHeads[i]!;
+    out.set(head, at);
+    at += head.length;
     if (plainIds[i]) {
       out[at++] = 34; // "
       at += out.write(ids[i]!, at, 'latin1');
       out[at++] = 34;
     } else at += out.write(ids[i]!, at, 'utf8');
-    at += (failures[i] ?? created).copy(out, at);
+    const tail = failures[i] ?? created;
+    out.set(tail, at);
+    at += tail.length;
   }
   out[at++] = 93; // ]
   out[at++] = 125; // }
