@@ -1,13 +1,12 @@
-import zlib from 'node:zlib';
-import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
-import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
+import { badRequest } from '../errors/app-error.js';
 import { severities } from '../stores/events/event-record.js';
 import { datasetNamePattern } from './dataset-service.js';
-import { bodyFormat, ingestLimits, parseJsonBody, parseNdjson } from './ingest-parse.js';
+import { bodyFormat, parseJsonBody, parseNdjson } from './ingest-parse.js';
+import { contentEncodingHeader, rawBodyScope } from './wire-body.js';
 import { storeEvents } from './store-events.js';
 import type { EventsRuntime } from './runtime.js';
 import { idempotencyOf } from '../idempotency/index.js';
@@ -39,45 +38,10 @@ const IngestEvent = Type.Object(
   { additionalProperties: true, description: 'An event. Other top-level keys move into payload.' },
 );
 
-/** Reads the raw (possibly gzip) body, stopping at the limit measured after decompression (also OTLP's, src/otlp). */
-export function readBody(request: { headers: Record<string, string | string[] | undefined> }, payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
-  const limit = ingestLimits.bodyBytes;
-  const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
-  let source: Readable = payload;
-  if (encoding === 'gzip' || encoding === 'x-gzip') source = payload.pipe(zlib.createGunzip());
-  else if (encoding !== 'identity') return done(new AppError('unsupported_type', `Content-Encoding ${encoding} is not accepted; use gzip`));
-  else if (Number(request.headers['content-length'] ?? 0) > limit) {
-    payload.resume();
-    return done(tooLarge(limit, `the request body may be at most ${limit} bytes`));
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  const finish = (error: Error | null, body?: Buffer) => {
-    if (finished) return;
-    finished = true;
-    done(error, body);
-  };
-  source.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    size += chunk.length;
-    if (size > limit) {
-      if (source !== payload) payload.unpipe();
-      payload.resume();
-      finish(tooLarge(limit, `the request body may be at most ${limit} bytes after decompression`));
-      return;
-    }
-    chunks.push(chunk);
-  });
-  source.on('end', () => finish(null, Buffer.concat(chunks, size)));
-  source.on('error', () => finish(badRequest(source === payload ? 'the request body could not be read' : 'the gzip body is corrupt')));
-}
-
 /** POST /datasets/{name}/ingest (DECISIONS §9), in its own scope for its raw body parser. */
 export async function registerIngestRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
+    rawBodyScope(scope, '*');
     scope.post(
       '/datasets/:name/ingest',
       {
@@ -102,11 +66,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
                 'application/x-ndjson': { schema: Type.String({ description: 'One JSON event per line.' }) },
               },
             },
-            headers: Type.Object({
-              'Content-Encoding': Type.Optional(
-                Type.Union([Type.Literal('gzip'), Type.Literal('identity')], { description: 'gzip: the body is gzip-compressed (limits apply after decompression).' }),
-              ),
-            }),
+            headers: Type.Object({ 'Content-Encoding': contentEncodingHeader }),
           },
           response: { 200: IngestResult },
         },

@@ -57,17 +57,27 @@ export async function storeShipped(
 ): Promise<ShippedResult> {
   const failures: ItemFailure[] = [];
   const byDataset = new Map<string, { items: unknown[]; sizes: number[]; indexes: number[] }>();
-  items.forEach((item, index) => {
-    if (!namePattern.test(item.dataset)) {
-      failures.push({ index, status: 400, code: 'bad_request', message: `"${item.dataset}" is not a dataset name (${datasetNamePattern})` });
-      return;
+  // A request names few datasets: each name is checked once, and the items of the last one go to its group directly.
+  const badNames = new Set<string>();
+  let lastName: string | undefined;
+  let lastGroup: { items: unknown[]; sizes: number[]; indexes: number[] } | undefined;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    let group = item.dataset === lastName ? lastGroup : byDataset.get(item.dataset);
+    if (!group) {
+      if (badNames.has(item.dataset) || !namePattern.test(item.dataset)) {
+        badNames.add(item.dataset);
+        failures.push({ index, status: 400, code: 'bad_request', message: `"${item.dataset}" is not a dataset name (${datasetNamePattern})` });
+        continue;
+      }
+      byDataset.set(item.dataset, (group = { items: [], sizes: [], indexes: [] }));
     }
-    let group = byDataset.get(item.dataset);
-    if (!group) byDataset.set(item.dataset, (group = { items: [], sizes: [], indexes: [] }));
+    lastName = item.dataset;
+    lastGroup = group;
     group.items.push(item.fields);
     group.sizes.push(item.bytes);
     group.indexes.push(index);
-  });
+  }
 
   const stored: NewEvent[] = [];
   const storedByIndex: Array<NewEvent | undefined> = new Array<NewEvent | undefined>(items.length);

@@ -9,7 +9,19 @@ import { distinctMessages, query, severityCounts } from './test-queries.js';
 
 const syslogNg = '/usr/sbin/syslog-ng';
 const lines = 10_000;
-const skip = fs.existsSync(syslogNg) ? false : `${syslogNg} is absent: install Debian's syslog-ng-core and syslog-ng-mod-http to run this test`;
+/** The http() destination is a module of its own (Debian's syslog-ng-mod-http): without it syslog-ng refuses the config. */
+const httpModule = (() => {
+  try {
+    return fs.readdirSync('/usr/lib/syslog-ng').some((version) => fs.existsSync(path.join('/usr/lib/syslog-ng', version, 'libhttp.so')));
+  } catch {
+    return false;
+  }
+})();
+const skip = !fs.existsSync(syslogNg)
+  ? `${syslogNg} is absent: install Debian's syslog-ng-core and syslog-ng-mod-http to run this test`
+  : !httpModule
+    ? "syslog-ng's http() module (/usr/lib/syslog-ng/*/libhttp.so) is absent: install Debian's syslog-ng-mod-http to run this test"
+    : false;
 
 /**
  * syslog-ng's own config: a file source read from its start, an http() destination building

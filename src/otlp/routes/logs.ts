@@ -3,10 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
-import { AppError, badRequest, tooLarge } from '../../errors/app-error.js';
-import { readBody } from '../../events/ingest-route.js';
-import { ingestLimits } from '../../events/ingest-parse.js';
+import { AppError } from '../../errors/app-error.js';
 import { datasetNamePattern } from '../../events/dataset-service.js';
+import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../events/wire-body.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { BadData, TooManyRecords, TooManyValues } from '../any-value.js';
 import { decodeJson, decodeProtobuf, type DecodedLogs } from '../decode.js';
@@ -18,7 +17,7 @@ const protobufType = 'application/x-protobuf';
 const jsonType = 'application/json';
 
 /** The request's encoding by its Content-Type essence; only the two parsers below let a request through. */
-const isProtobuf = (request: FastifyRequest) => String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === protobufType;
+const isProtobuf = (request: FastifyRequest) => mediaType(request) === protobufType;
 
 // Documentation of OTLP/JSON (the handler reads the body itself, both encodings).
 const AnyValue = Type.Object(
@@ -83,30 +82,18 @@ const Binary = (description: string) => Type.String({ format: 'binary', descript
  * google.rpc.Status OTLP/HTTP prescribes, same HTTP status and headers (Retry-After…), with the
  * service's error code, request id and extra fields in an ErrorInfo detail.
  */
-function protobufErrors(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload?: unknown) => void): void {
-  if (reply.statusCode < 400 || !isProtobuf(request) || typeof payload !== 'string') return done(null, payload);
-  let envelope: { error?: Record<string, unknown> };
-  try {
-    envelope = JSON.parse(payload) as { error?: Record<string, unknown> };
-  } catch {
-    return done(null, payload);
-  }
-  const { code, message, ...extra } = envelope.error ?? {};
+function protobufError(error: ErrorEnvelope, request: FastifyRequest, reply: FastifyReply): Buffer | undefined {
+  if (!isProtobuf(request)) return undefined;
+  const { code, message, ...extra } = error;
   const metadata: Record<string, string> = {};
   for (const [key, value] of Object.entries(extra)) metadata[key] = typeof value === 'string' ? value : JSON.stringify(value);
   reply.type(protobufType);
-  done(null, encodeStatus(reply.statusCode, { code: String(code), message: String(message), metadata }));
+  return encodeStatus(reply.statusCode, { code: String(code), message: String(message), metadata });
 }
 
 /** Decodes by Content-Type, in our error vocabulary: bad data 400, over a count 413. */
 function decode(request: FastifyRequest, body: Buffer): DecodedLogs {
-  try {
-    return isProtobuf(request) ? decodeProtobuf(body) : decodeJson(body);
-  } catch (error) {
-    if (error instanceof BadData) throw badRequest(error.message);
-    if (error instanceof TooManyValues || error instanceof TooManyRecords) throw tooLarge(ingestLimits.bodyBytes, error.message);
-    throw error;
-  }
+  return decodeWith(() => (isProtobuf(request) ? decodeProtobuf(body) : decodeJson(body)), { bad: [BadData], over: [TooManyValues, TooManyRecords] });
 }
 
 function answer(request: FastifyRequest, reply: FastifyReply, result: ExportResult) {
@@ -124,11 +111,7 @@ function answer(request: FastifyRequest, reply: FastifyReply, result: ExportResu
  */
 export async function registerOtlpLogsRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
-    scope.removeAllContentTypeParsers();
-    for (const type of [protobufType, jsonType]) {
-      scope.addContentTypeParser(type, (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
-    }
-    scope.addHook('onSend', protobufErrors);
+    rawBodyScope(scope, [protobufType, jsonType], protobufError);
     scope.post(
       '/otlp/v1/logs',
       {
@@ -153,9 +136,7 @@ export async function registerOtlpLogsRoute(v1: Api, ctx: AppContext, events: Ev
               },
             },
             headers: Type.Object({
-              'Content-Encoding': Type.Optional(
-                Type.Union([Type.Literal('gzip'), Type.Literal('identity')], { description: 'gzip: the body is gzip-compressed (limits apply after decompression).' }),
-              ),
+              'Content-Encoding': contentEncodingHeader,
               'X-Ops-Dataset': Type.Optional(Type.String({ pattern: datasetNamePattern, description: 'the dataset of every record of the request' })),
             }),
           },

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { ingestLimits } from '../../events/ingest-parse.js';
 
 /** One action of a bulk body, with its document or why it cannot be stored. */
@@ -41,6 +42,8 @@ function jsonObject(line: string): Record<string, unknown> | undefined {
  */
 export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[] {
   const text = body.toString('utf8');
+  // All ASCII (what shippers send, mostly): a line's length is its size in bytes.
+  const ascii = isAscii(body);
   const items: BulkItem[] = [];
   let start = 0;
   const nextLine = (): string | undefined => {
@@ -50,27 +53,22 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
       let line = text.slice(start, end);
       start = end + 1;
       if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
-      if (line.trim() !== '') return line;
+      // A line that starts with a printable ASCII character is not blank; any other goes by trim() (as JS counts white space).
+      const first = line.charCodeAt(0);
+      if ((first > 32 && first < 127) || line.trim() !== '') return line;
     }
     return undefined;
   };
-  // Shippers repeat one action line (`{"create":{}}`, `{"index":{"_index":"logs"}}`): parsed once.
-  let lastText = '';
-  let lastAction: Record<string, unknown> | undefined;
+  // Shippers repeat one action line (`{"create":{}}`, `{"index":{"_index":"logs"}}`): read once.
+  let lastText: string | undefined;
+  let last: ActionLine | undefined;
   for (let line = nextLine(); line !== undefined; line = nextLine()) {
     if (items.length >= ingestLimits.events) throw new BulkTooLarge(`a bulk request may carry at most ${ingestLimits.events} actions; send smaller batches`);
-    if (line !== lastText) {
+    if (line !== lastText || last === undefined) {
       lastText = line;
-      lastAction = jsonObject(line);
+      last = readActionLine(line, urlIndex);
     }
-    const actionLine = lastAction;
-    const keys = actionLine ? Object.keys(actionLine) : [];
-    const action = keys.length === 1 ? keys[0]! : '';
-    const meta = action ? actionLine![action] : undefined;
-    const metaObject = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {};
-    const index = typeof metaObject._index === 'string' && metaObject._index !== '' ? metaObject._index : (urlIndex ?? '');
-    const rawId = metaObject._id;
-    const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : undefined;
+    const { action, index, id, problem } = last;
     const item: BulkItem = { action: action || 'index', index, id, bytes: 0 };
     items.push(item);
     if (action === 'delete') {
@@ -78,20 +76,8 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
       continue;
     }
     const source = nextLine();
-    if (!actionLine || !action || (meta !== undefined && typeof meta !== 'object')) {
-      item.error = { status: 400, type: 'illegal_argument_exception', reason: `malformed action line: expected one JSON object such as {"index":{"_index":"games"}}, got ${JSON.stringify(line.slice(0, 100))}` };
-      continue;
-    }
-    if (refused.has(action)) {
-      item.error = { status: 400, type: 'illegal_argument_exception', reason: `${action} is not supported: stored events cannot change; use index or create` };
-      continue;
-    }
-    if (!stored.has(action)) {
-      item.error = { status: 400, type: 'illegal_argument_exception', reason: `unknown action [${action}]: use index or create` };
-      continue;
-    }
-    if (!index) {
-      item.error = { status: 400, type: 'action_request_validation_exception', reason: 'Validation Failed: 1: index is missing;' };
+    if (problem) {
+      item.error = { ...problem };
       continue;
     }
     const document = source === undefined ? undefined : jsonObject(source);
@@ -104,8 +90,46 @@ export function parseBulk(body: Buffer, urlIndex: string | undefined): BulkItem[
       continue;
     }
     item.document = document;
-    item.bytes = Buffer.byteLength(source!);
+    item.bytes = ascii ? source!.length : Buffer.byteLength(source!);
   }
   if (items.length === 0) throw new BulkEmpty('request body is required');
   return items;
+}
+
+/** An action line read: the action's name ('' when the line is not one), its index and id, and why its item fails (but for `delete`). */
+interface ActionLine {
+  action: string;
+  index: string;
+  id: string | undefined;
+  problem: BulkItem['error'];
+}
+
+function readActionLine(line: string, urlIndex: string | undefined): ActionLine {
+  const actionLine = jsonObject(line);
+  let action = '';
+  if (actionLine) {
+    // The one key, without listing the keys (Object.keys makes an array per line).
+    let keys = 0;
+    for (const key in actionLine) {
+      if (++keys > 1) break;
+      action = key;
+    }
+    if (keys !== 1) action = '';
+  }
+  const meta = action ? actionLine![action] : undefined;
+  const metaObject = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {};
+  const index = typeof metaObject._index === 'string' && metaObject._index !== '' ? metaObject._index : (urlIndex ?? '');
+  const rawId = metaObject._id;
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : undefined;
+  let problem: BulkItem['error'];
+  if (!actionLine || !action || (meta !== undefined && typeof meta !== 'object')) {
+    problem = { status: 400, type: 'illegal_argument_exception', reason: `malformed action line: expected one JSON object such as {"index":{"_index":"games"}}, got ${JSON.stringify(line.slice(0, 100))}` };
+  } else if (refused.has(action)) {
+    problem = { status: 400, type: 'illegal_argument_exception', reason: `${action} is not supported: stored events cannot change; use index or create` };
+  } else if (!stored.has(action)) {
+    problem = { status: 400, type: 'illegal_argument_exception', reason: `unknown action [${action}]: use index or create` };
+  } else if (!index) {
+    problem = { status: 400, type: 'action_request_validation_exception', reason: 'Validation Failed: 1: index is missing;' };
+  }
+  return { action, index, id, problem };
 }

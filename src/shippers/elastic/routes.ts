@@ -3,13 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
-import { badRequest, tooLarge } from '../../errors/app-error.js';
-import { readBody } from '../../events/ingest-route.js';
-import { ingestLimits } from '../../events/ingest-parse.js';
+import { decodeWith, rawBodyScope } from '../../events/wire-body.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { storeShipped, type ShippedEvent } from '../store-shipped.js';
-import { clusterInfo, elasticAnswers, elasticError } from './answers.js';
+import { bulkAnswer, clusterInfo, elasticError, elasticErrorBody, elasticProductHeader } from './answers.js';
 import { BulkEmpty, BulkTooLarge, parseBulk } from './bulk-parse.js';
 import { toShippedEvent } from './mapping.js';
 
@@ -17,8 +15,6 @@ const config = { scope: 'logs:write' } as const;
 const tags = ['shippers'];
 const Anything = Type.Object({}, { additionalProperties: true });
 const acknowledged = { acknowledged: true };
-/** The rest of a stored item's answer, after `_index` and `_id`: as Elasticsearch answers a new document. */
-const created = '"_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":0,"_primary_term":1,"status":201}}';
 
 const BulkAnswer = Type.Object(
   {
@@ -66,9 +62,8 @@ function registerStartupCalls(scope: Api): void {
  */
 export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
-    scope.addHook('onSend', elasticAnswers);
+    rawBodyScope(scope, '*', elasticErrorBody);
+    scope.addHook('onSend', elasticProductHeader);
 
     for (const url of ['/elastic', '/elastic/']) {
       scope.get(
@@ -111,14 +106,7 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       const started = performance.now();
       const urlIndex = (request.params as { index?: string }).index;
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      let items;
-      try {
-        items = parseBulk(body, urlIndex);
-      } catch (error) {
-        if (error instanceof BulkTooLarge) throw tooLarge(ingestLimits.bodyBytes, error.message);
-        if (error instanceof BulkEmpty) throw badRequest(error.message);
-        throw error;
-      }
+      const items = decodeWith(() => parseBulk(body, urlIndex), { bad: [BulkEmpty], over: [BulkTooLarge] });
       const shipped: ShippedEvent[] = [];
       const positions: number[] = [];
       items.forEach((item, i) => {
@@ -137,23 +125,7 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       }
       const eventIds: Array<string | undefined> = [];
       positions.forEach((position, i) => (eventIds[position] = result.eventIds[i]));
-      // Written as text: an answer of 10,000 items through the response serializer cost more than storing them.
-      let errors = false;
-      const quoted = new Map<string, string>();
-      const quote = (text: string) => {
-        let q = quoted.get(text);
-        if (q === undefined) quoted.set(text, (q = JSON.stringify(text)));
-        return q;
-      };
-      const answered = items.map((item, i) => {
-        const id = item.id ?? eventIds[i];
-        const head = `{${quote(item.action)}:{"_index":${quote(item.index)},"_id":${id === undefined ? 'null' : JSON.stringify(id)},`;
-        if (!item.error) return `${head}${created}`;
-        errors = true;
-        return `${head}"status":${item.error.status},"error":{"type":${quote(item.error.type)},"reason":${JSON.stringify(item.error.reason)}}}}`;
-      });
-      const took = Math.round(performance.now() - started);
-      return reply.type('application/json; charset=utf-8').send(`{"took":${took},"errors":${errors},"items":[${answered.join(',')}]}`);
+      return reply.type('application/json; charset=utf-8').send(bulkAnswer(items, eventIds, Math.round(performance.now() - started)));
     };
     scope.post('/elastic/_bulk', { ...bulk, schema: { ...bulk.schema, operationId: 'elasticBulk' } }, handle);
     scope.post('/elastic/:index/_bulk', { ...bulk, schema: { ...bulk.schema, operationId: 'elasticIndexBulk', params: Type.Object({ index: Type.String() }) } }, handle);

@@ -40,6 +40,7 @@ const EntryAdapter = pushRoot.lookupType('logproto.EntryAdapter');
 /** Decoded shapes (protobufjs message objects; int64 as a Long or a number). */
 interface Int64Like {
   toString(): string;
+  toNumber(): number;
 }
 export interface DecodedEntry {
   timestamp?: { seconds?: number | Int64Like; nanos?: number } | null;

@@ -3,10 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
-import { AppError, badRequest, tooLarge } from '../../errors/app-error.js';
-import { readBody } from '../../events/ingest-route.js';
-import { ingestLimits } from '../../events/ingest-parse.js';
+import { AppError, badRequest } from '../../errors/app-error.js';
 import type { EventsRuntime } from '../../events/runtime.js';
+import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../events/wire-body.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { storeShipped, type ItemFailure } from '../store-shipped.js';
 import { BadPush, decodeJsonPush, decodeProtobufPush, PushTooLarge, type LokiStream } from './decode.js';
@@ -16,36 +15,21 @@ const protobufType = 'application/x-protobuf';
 const jsonType = 'application/json';
 const shownFailures = 5;
 
-const essence = (request: FastifyRequest) => String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-
 /**
  * Loki answers its errors as plain text (`http.Error`), and its clients print that text: the
  * error envelope the error handler wrote (DECISIONS §5) becomes one line, same status and
  * headers, still naming our code and the request id.
  */
-function plainTextErrors(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload?: unknown) => void): void {
-  if (reply.statusCode < 400 || typeof payload !== 'string') return done(null, payload);
-  let error: { code?: unknown; message?: unknown; request_id?: unknown } | undefined;
-  try {
-    error = (JSON.parse(payload) as { error?: typeof error }).error;
-  } catch {
-    return done(null, payload);
-  }
-  if (!error) return done(null, payload);
+function plainTextError(error: ErrorEnvelope, _request: FastifyRequest, reply: FastifyReply): string {
   reply.type('text/plain; charset=utf-8');
-  done(null, `${String(error.message)} (${String(error.code)}, request id ${String(error.request_id)})\n`);
+  return `${String(error.message)} (${String(error.code)}, request id ${String(error.request_id)})\n`;
 }
 
 function decode(request: FastifyRequest, body: Buffer): LokiStream[] {
-  const type = essence(request);
-  try {
-    if (type === jsonType) return decodeJsonPush(body);
-    if (type === protobufType || type === '') return decodeProtobufPush(body);
-  } catch (error) {
-    if (error instanceof BadPush) throw badRequest(error.message);
-    if (error instanceof PushTooLarge) throw tooLarge(ingestLimits.bodyBytes, error.message);
-    throw error;
-  }
+  const type = mediaType(request);
+  const errors = { bad: [BadPush], over: [PushTooLarge] };
+  if (type === jsonType) return decodeWith(() => decodeJsonPush(body), errors);
+  if (type === protobufType || type === '') return decodeWith(() => decodeProtobufPush(body), errors);
   throw new AppError('unsupported_type', `content type ${type} is not accepted here; send ${protobufType} (snappy-compressed) or ${jsonType}`);
 }
 
@@ -63,9 +47,7 @@ function describe(failures: ItemFailure[], total: number): string {
  */
 export async function registerLokiPushRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   await v1.register(async (scope: Api) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (request, payload, done) => readBody(request, payload, done as (e: Error | null, b?: Buffer) => void));
-    scope.addHook('onSend', plainTextErrors);
+    rawBodyScope(scope, '*', plainTextError);
     scope.post(
       '/loki/api/v1/push',
       {
@@ -97,9 +79,7 @@ export async function registerLokiPushRoute(v1: Api, ctx: AppContext, events: Ev
                 },
               },
             },
-            headers: Type.Object({
-              'Content-Encoding': Type.Optional(Type.Union([Type.Literal('gzip'), Type.Literal('identity')], { description: 'gzip: the body is gzip-compressed (limits apply after decompression).' })),
-            }),
+            headers: Type.Object({ 'Content-Encoding': contentEncodingHeader }),
           },
           response: { 204: Type.Unknown({ description: 'stored; no body' }) },
         },
