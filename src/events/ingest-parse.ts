@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
 import { isUuidAnyCase, newEventId } from '../shared/ids.js';
 import type { NewEvent } from '../stores/events/event-store.js';
@@ -322,7 +323,11 @@ function fail(failures: IngestFailure[], index: number, error: unknown): void {
 /** NDJSON: each non-blank line is an event; a malformed line fails alone, with its index. */
 export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
   const text = buffer.toString('utf8');
-  const ascii = text.length === buffer.length;
+  // ASCII: a line's characters are its bytes. Else each line's bytes are counted in the body as
+  // sent (a byte 0x0a is a line break in UTF-8 and nothing else, so the text's lines are the
+  // body's): counting the decoded text would count an invalid byte as U+FFFD's three.
+  const ascii = isAscii(buffer);
+  let byteStart = 0;
   const events: NewEvent[] = [];
   const failures: IngestFailure[] = [];
   let index = 0;
@@ -335,9 +340,14 @@ export function parseNdjson(buffer: Buffer, d: IngestDefaults): ParsedIngest {
     if (lineEnd > start && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
     const line = text.slice(start, lineEnd);
     start = end + 1;
+    let bytes = line.length;
+    if (!ascii) {
+      const byteEnd = end === text.length ? buffer.length : buffer.indexOf(10, byteStart);
+      bytes = byteEnd - byteStart - (lineEnd < end ? 1 : 0);
+      byteStart = byteEnd + 1;
+    }
     if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === '')) continue;
     if (index >= ingestLimits.events) throw tooLarge(ingestLimits.bodyBytes, `a request may carry at most ${ingestLimits.events} events`);
-    const bytes = ascii ? line.length : Buffer.byteLength(line);
     if (bytes > ingestLimits.eventBytes) {
       failures.push(tooLargeFailure(index++));
       continue;

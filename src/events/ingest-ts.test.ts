@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseIsoSlow, parseTs } from './ingest-parse.js';
+import { parseIsoSlow, parseNdjson, parseTs } from './ingest-parse.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
@@ -59,4 +59,20 @@ test('property: any string parses as the definition says', () => {
   for (const s of ['2026-11-26T24:00:00Z', '2026-11-26T13:04:60Z', '2026-02-30T13:04:41Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00Z', '2026-11-26T13:04:41.1234567891Z', '2026-11-26T13:04:41.123456789+05:30']) same(s);
   assert.equal(parseTs('2026-11-26T13:04:41.123Z'), Date.UTC(2026, 10, 26, 13, 4, 41, 123));
   assert.ok(Number.isNaN(parseTs('1969-12-31T23:59:59.999Z')));
+});
+
+test('bytes_raw is each NDJSON line as sent, also when an invalid byte and a 3-byte character balance out in length', () => {
+  const lines = [Buffer.from('{"event":"a","message":"'), Buffer.from([0xff]), Buffer.from('"}\n{"event":"b","message":"€"}\n{"event":"c"}')];
+  const body = Buffer.concat(lines);
+  const { events } = parseNdjson(body, { datasetId: 'd', defaultSeverity: 1, now: 0, overflowFrom: undefined });
+  const raw = body.toString('latin1').split('\n').map((l) => Buffer.byteLength(l, 'latin1'));
+  assert.deepEqual(events.map((e) => e.bytesRaw), raw);
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', maxLength: 20 }), fc.uint8Array({ maxLength: 3 })), { minLength: 1, maxLength: 5 }), (parts) => {
+      const chunks = parts.map(([text, bytes]) => Buffer.concat([Buffer.from(`{"event":"e","message":"${text.replace(/["\\\n\r\u0000-\u001f]/g, '')}`), Buffer.from(bytes.filter((b) => b >= 0x80)), Buffer.from('"}')]));
+      const sent = Buffer.concat(chunks.flatMap((c, i) => (i ? [Buffer.from('\n'), c] : [c])));
+      const parsed = parseNdjson(sent, { datasetId: 'd', defaultSeverity: 1, now: 0, overflowFrom: undefined });
+      assert.deepEqual(parsed.events.map((e) => e.bytesRaw), chunks.map((c) => c.length));
+    }),
+  );
 });
