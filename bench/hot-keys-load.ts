@@ -8,10 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { schemaSql } from '../src/stores/events/duckdb-sql.js';
-import { EventChunkBuilder, type ChunkRow } from '../src/stores/events/duckdb-chunk.js';
-import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
-import { hotColumnsOf, hotColumnType, nextSlots, type HotLayout } from '../src/stores/events/hot-columns.js';
+import { schemaSql } from '../src/engine/duckdb/duckdb-sql.js';
+import { EventChunkBuilder, type ChunkRow } from '../src/engine/duckdb/duckdb-chunk.js';
+import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
+import { hotColumnsOf, hotColumnType, nextSlots, type HotLayout } from '../src/engine/hot-columns.js';
 import { fmt, median, tempDir } from './support.js';
 
 const events = Number(process.env.BENCH_EVENTS ?? 400_000);

@@ -38,7 +38,7 @@ import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { png } from '../src/media/test-files.js';
 import { tenantKey } from '../src/tenancy/tenant.js';
-import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
+import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { cpuSince, fmt, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tempDir, type Started } from './support.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse, generateEvents } from './clickhouse-support.js';
 

@@ -11,7 +11,7 @@ import { parseBulk } from '../src/shippers/elastic/bulk-parse.js';
 import { toShippedEvent } from '../src/shippers/elastic/mapping.js';
 import { bulkAnswer } from '../src/shippers/elastic/answers.js';
 import type { ShippedEvent } from '../src/shippers/store-shipped.js';
-import type { NewEvent } from '../src/stores/events/event-store.js';
+import type { NewEvent } from '../src/engine/event-store.js';
 import { routeBodies } from './ingest-routes.js';
 import { fmt, median } from './support.js';
 

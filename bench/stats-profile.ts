@@ -11,8 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { eventsTableDdl } from '../src/stores/events/event-columns.js';
-import { eventStoreSettings } from '../src/stores/events/duckdb-tables.js';
+import { eventsTableDdl } from '../src/engine/event-columns.js';
+import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { compileDuckDbFilter, compileStats, parseSoql } from '../src/query/soql/index.js';
 
 const size = Number(process.env.PROFILE_SIZE ?? 10_000_000);

@@ -21,7 +21,7 @@ export async function runWorkers(config: Config, count: number): Promise<boolean
   let node: { url: string; close(): Promise<void> } | undefined;
   const env: Record<string, string> = {};
   if (!config.eventsUrl && !config.eventsClickHouseUrl) {
-    const { startEventsNode } = await import('../events/node/run-events-node.js');
+    const { startEventsNode } = await import('./run-events-node.js');
     // Loopback and a free port: the node is this machine's workers' alone.
     node = await startEventsNode({ ...config, eventsNode: { host: '127.0.0.1', port: 0 } });
     env.OPS_EVENTS_URL = node.url;

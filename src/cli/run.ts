@@ -160,7 +160,7 @@ async function serve(config: ReturnType<typeof loadConfig>, workers: number, io:
 }
 
 async function eventsNode(config: ReturnType<typeof loadConfig>): Promise<number> {
-  const { startEventsNode } = await import('../events/node/run-events-node.js');
+  const { startEventsNode } = await import('../app/run-events-node.js');
   const node = await startEventsNode(config);
   node.log.info({ url: node.url, data: config.dataDir }, 'events node started');
   await untilStopped(node.log, () => node.close());

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseClickHouseUrl } from '../stores/events/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
 
 /**
  * Configuration is read once, from the environment, at start-up, and passed down.
@@ -29,7 +29,7 @@ export interface Config {
   tailPollMs: number;
   schemaCacheTtlMs: number;
   purgeIntervalMs: number;
-  /** The events engine's write-ahead log and loader (src/stores/events/logged-event-store.ts). */
+  /** The events engine's write-ahead log and loader (src/engine/logged-event-store.ts). */
   events: {
     /** A read waits at most this long for the loader to reach the events acknowledged before it (then 503). */
     readWaitMs: number;
@@ -41,7 +41,7 @@ export interface Config {
   /**
    * Where the events engine runs. Undefined: in this process (embedded DuckDB behind the
    * write-ahead log under dataDir). An http:// URL: an events node (`opsctl events-node`) that
-   * every API process shares (src/events/node/).
+   * every API process shares (src/engine/node/).
    */
   eventsUrl: string | undefined;
   /** OPS_EVENTS_URL when it is clickhouse://: this process owns the log, events live in ClickHouse. */

@@ -5,7 +5,7 @@ import { AppError, storageError } from './app-error.js';
 import type { ErrorCode } from './codes.js';
 import { redactTokens } from '../http/redact.js';
 import { newId } from '../shared/ids.js';
-import { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../stores/events/event-store.js';
+import { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../engine/event-store.js';
 import { BlobStoreUnavailableError } from '../stores/blobs/blob-store.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../app/logger.js';
 import { AppError } from '../errors/app-error.js';
-import { EventStoreLockedError } from '../stores/events/event-store.js';
+import { EventStoreLockedError } from '../engine/event-store.js';
 import { openEventsRuntime, type EventsRuntime } from './runtime.js';
 import { runRetention, type RetentionResult } from './retention.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from '../cli/command.js';
 import { str } from '../cli/command.js';
 import { badRequest } from '../errors/app-error.js';
-import { readOrCreateLogId } from '../stores/events/log-id.js';
+import { readOrCreateLogId } from '../engine/wal/log-id.js';
 
 /**
  * `opsctl events replay --dir DIR`: loads the write-ahead log of an events directory into
@@ -27,7 +27,7 @@ export const eventsCommands: Command[] = [
         throw badRequest(`${dir} is not an events directory (no wal/ or log-id in it): name the host's OPS_DATA_DIR/events (or events-N of a worker)`);
       }
       // Loaded here: every other command starts faster without the engine's modules.
-      const { openEventStore } = await import('../stores/events/open-event-store.js');
+      const { openEventStore } = await import('../engine/open-event-store.js');
       const errors: string[] = [];
       // Opening loads the whole log (catch-up) before it returns; closing waits for the rest.
       const store = await openEventStore({

@@ -45,7 +45,7 @@ const clickhouseBase = process.env.OPS_TEST_CLICKHOUSE_URL;
 
 test('SIGKILL at random points of ingest and loading, 5 times: every answered event is stored exactly once', { timeout: 240_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-crash-'));
-  const testing = clickhouseBase ? await import('../stores/events/clickhouse/clickhouse-testing.js') : undefined;
+  const testing = clickhouseBase ? await import('../engine/clickhouse/clickhouse-testing.js') : undefined;
   const eventsUrl = testing?.freshClickHouseUrl(clickhouseBase!);
   const engineEnv: Record<string, string> = eventsUrl ? { OPS_EVENTS_URL: eventsUrl } : {};
   const config = loadConfig({ OPS_DATA_DIR: dataDir });
@@ -144,8 +144,8 @@ test('SIGKILL in the middle of a start-up replay (mid-load, segments being delet
   // A log holding 2,000 acknowledged records (10 events each) the engine has not loaded: what a
   // crash under load leaves. Written with the server's own log and record encoder.
   const before = await storeState(dataDir);
-  const { WriteAheadLog } = await import('../stores/events/wal.js');
-  const { encodeBatch } = await import('../stores/events/event-batch.js');
+  const { WriteAheadLog } = await import('../engine/wal/wal.js');
+  const { encodeBatch } = await import('../engine/wal/event-batch.js');
   const { wal } = WriteAheadLog.open({ dir: path.join(dataDir, 'events', 'wal'), segmentBytes: 65_536, loadedSeq: before.position });
   const ids: string[] = [];
   for (let r = 0; r < 2_000; r++) {

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { v7 } from 'uuid';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { matchAll } from '../stores/events/event-store.js';
+import { matchAll } from '../engine/event-store.js';
 
 const ndHeaders = { 'content-type': 'application/x-ndjson' };
 const jsonHeaders = { 'content-type': 'application/json' };

@@ -3,14 +3,14 @@
  * the operator's pins, then the keys schema discovery sees most often as one scalar type, up to
  * 32. Kept in the dataset's metadata row (`hot_keys`, migration 0016) and handed to the event
  * store, which stores them as typed columns for the events it loads from then on
- * (stores/events/hot-columns.ts). Queries stay exact whatever this chooses: it only decides
+ * (engine/hot-columns.ts). Queries stay exact whatever this chooses: it only decides
  * which reads are fast.
  */
 import type { Kysely } from 'kysely';
 import { badRequest } from '../errors/app-error.js';
 import type { Database } from '../stores/metadata/schema.js';
-import type { EventStore, FieldStats } from '../stores/events/event-store.js';
-import { maxHotKeys, type HotType } from '../stores/events/hot-columns.js';
+import type { EventStore, FieldStats } from '../engine/event-store.js';
+import { maxHotKeys, type HotType } from '../engine/hot-columns.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { parseSoql, printField } from '../query/soql/index.js';

@@ -21,8 +21,8 @@ import { parseScopes } from '../tokens/token-service.js';
 import { exited, freePort, opsctlArgs, serveProcess } from '../test-support/test-process.js';
 import { missingServices, services, sharedDatabase, TcpProxy } from '../cluster/test-services.js';
 import { TailClient } from '../tail/test-client.js';
-import { dropClickHouseDatabase, freshClickHouseUrl } from '../stores/events/clickhouse/clickhouse-testing.js';
-import { parseClickHouseUrl } from '../stores/events/clickhouse/clickhouse-url.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
+import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
 const noClickHouse = base ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';

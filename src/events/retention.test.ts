@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { matchAll } from '../stores/events/event-store.js';
+import { matchAll } from '../engine/event-store.js';
 import { retentionFromCli } from './admin-socket.js';
 import { createLogger } from '../app/logger.js';
 import { loadConfig } from '../config/config.js';

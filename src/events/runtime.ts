@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import type { Logger } from '../app/logger.js';
-import type { DatasetNameResolver, EventStore, NewEvent } from '../stores/events/event-store.js';
-import { openEventStore } from '../stores/events/open-event-store.js';
+import type { DatasetNameResolver, EventStore, NewEvent } from '../engine/event-store.js';
+import { openEventStore } from '../engine/open-event-store.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import { DatasetService } from './dataset-service.js';
 import { SchemaService } from './schema-service.js';
@@ -64,7 +64,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
   // On ClickHouse with --workers, worker 0 runs retention and the admin socket for the machine.
   const owner = !ctx.config.eventsUrl && !ctx.config.workerIndex;
   // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.
-  const remote = ctx.config.eventsUrl ? (await import('../stores/events/remote-event-store.js')).RemoteEventStore : undefined;
+  const remote = ctx.config.eventsUrl ? (await import('../engine/node/remote-event-store.js')).RemoteEventStore : undefined;
   const store = remote
     ? new remote({ url: ctx.config.eventsUrl!, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names, now: () => ctx.clock.now() })
     : await openEventStore({

@@ -1,9 +1,9 @@
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { EventStore, FieldStat, FieldStats } from '../stores/events/event-store.js';
+import type { EventStore, FieldStat, FieldStats } from '../engine/event-store.js';
 import type { Dataset } from './dataset-service.js';
-import { canonicalFieldTypes } from '../stores/events/event-columns.js';
+import { canonicalFieldTypes } from '../engine/event-columns.js';
 
 /** SPEC §2.5 / DECISIONS §9: the same for every dataset, from the stored event's description. */
 export const canonicalFields = canonicalFieldTypes;

@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { storageError } from '../errors/app-error.js';
-import type { AppendResult, NewEvent } from '../stores/events/event-store.js';
+import type { AppendResult, NewEvent } from '../engine/event-store.js';
 import type { EventsRuntime } from './runtime.js';
 
 /**

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestResponse, type TestServer } from '../test-support/test-server.js';
-import { matchAll } from '../stores/events/event-store.js';
+import { matchAll } from '../engine/event-store.js';
 import { keyedRoutes, keyedSettingsRoutes, settingsTables, type KeyedRoute } from './test-routes.js';
 import { IdempotencyStore, keepMs } from './idempotency-store.js';
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Database } from '../stores/metadata/schema.js';
 import { AppError, badRequest } from '../errors/app-error.js';
-import type { NewEvent } from '../stores/events/event-store.js';
+import type { NewEvent } from '../engine/event-store.js';
 import type { BodyDigest, Claim, IdempotencyStore } from './idempotency-store.js';
 import { leaseMs } from './idempotency-store.js';
 import type { RawBodyObserver } from './body-digest.js';

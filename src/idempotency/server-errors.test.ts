@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startTestServer } from '../test-support/test-server.js';
 import { eventsNodeProcess, exited, freePort } from '../test-support/test-process.js';
-import { matchAll } from '../stores/events/event-store.js';
+import { matchAll } from '../engine/event-store.js';
 
 /**
  * A request that failed with 5xx is not remembered (DECISIONS.md §16): the key is free again,

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../stores/events/event-record.js';
+import type { StoredEvent } from '../engine/event-record.js';
 import { lookupPayload, payloadOf, type SoqlQuery } from '../query/soql/index.js';
 import { isWildcard, payloadReadings } from '../query/soql/literals.js';
 import { foldCase } from '../query/soql/text.js';

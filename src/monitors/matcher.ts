@@ -1,8 +1,8 @@
 import type { Logger } from '../app/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
-import type { NewEvent } from '../stores/events/event-store.js';
-import { parsedPayload, type StoredEvent } from '../stores/events/event-record.js';
+import type { NewEvent } from '../engine/event-store.js';
+import { parsedPayload, type StoredEvent } from '../engine/event-record.js';
 import { compilePredicate, type EventPredicate, type SoqlQuery } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import type { NotificationService } from '../notifications/notification-service.js';

@@ -11,8 +11,8 @@ import { badRequest } from '../errors/app-error.js';
 import type { CursorCodec } from '../pagination/cursor.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type EventKey, type EventStore } from '../stores/events/event-store.js';
-import type { StoredEvent } from '../stores/events/event-record.js';
+import { EventStoreResourceError, type EventKey, type EventStore } from '../engine/event-store.js';
+import type { StoredEvent } from '../engine/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
   aggregateText,

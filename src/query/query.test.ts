@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { compilePredicate, parseSoql } from './soql/index.js';
-import { matchAll } from '../stores/events/event-store.js';
+import { matchAll } from '../engine/event-store.js';
 
 const min = 60_000;
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;

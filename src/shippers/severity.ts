@@ -1,5 +1,5 @@
 import { parseSeverity } from '../events/ingest-parse.js';
-import { severities, type Severity } from '../stores/events/event-record.js';
+import { severities, type Severity } from '../engine/event-record.js';
 
 /** Names shippers send beyond native ingest's (DECISIONS §21): syslog's and winston's npm levels. */
 const extraNames: Record<string, Severity> = {

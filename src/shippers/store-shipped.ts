@@ -5,8 +5,8 @@ import { datasetNamePattern, type IngestTarget } from '../events/dataset-service
 import { normaliseEvents } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { storeEvents } from '../events/store-events.js';
-import { severities } from '../stores/events/event-record.js';
-import type { NewEvent } from '../stores/events/event-store.js';
+import { severities } from '../engine/event-record.js';
+import type { NewEvent } from '../engine/event-store.js';
 
 /** One log line or document, mapped to an event object as native ingest takes it (DECISIONS §9). */
 export interface ShippedEvent {

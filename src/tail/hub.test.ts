@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { StoredEvent } from '../stores/events/event-record.js';
-import type { TailRequest } from '../stores/events/event-store.js';
+import type { StoredEvent } from '../engine/event-record.js';
+import type { TailRequest } from '../engine/event-store.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { defaultHubLimits, TailHub, type TailHubOptions } from './hub.js';
 import { sseHeaders } from './sse.js';
 import { TailClient } from './test-client.js';
-import { covers, encodePosition, parsePosition, singleLog, type TailPosition } from '../stores/events/tail-position.js';
+import { covers, encodePosition, parsePosition, singleLog, type TailPosition } from '../engine/tail-position.js';
 
 const tenant: Tenant = { orgId: 'o', projectId: 'p', mode: 'live' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import { matchAll, type EventStore } from '../stores/events/event-store.js';
-import type { StoredEvent } from '../stores/events/event-record.js';
+import { matchAll, type EventStore } from '../engine/event-store.js';
+import type { StoredEvent } from '../engine/event-record.js';
 import type { EventPredicate } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';
-import { advanced, copyPosition, reaches, singleSeq, type TailPosition } from '../stores/events/tail-position.js';
+import { advanced, copyPosition, reaches, singleSeq, type TailPosition } from '../engine/tail-position.js';
 import { TailSession, type FeedBatch } from './session.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { StoredEvent } from '../stores/events/event-record.js';
+import type { StoredEvent } from '../engine/event-record.js';
 import type { EventPredicate } from '../query/soql/index.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { advance, copyPosition, covers, encodePosition, type TailPosition } from '../stores/events/tail-position.js';
+import { advance, copyPosition, covers, encodePosition, type TailPosition } from '../engine/tail-position.js';
 import { eventFrame, heartbeatFrame, SseStream, type EndReason } from './sse.js';
 
 /** A batch the tenant's feed read once and hands to each of its sessions. */

@@ -114,7 +114,7 @@ async function freshBlobStore(env: Record<string, string> | undefined): Promise<
 async function freshClickHouse(env: Record<string, string> | undefined): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
   const base = process.env.OPS_TEST_CLICKHOUSE_URL;
   if (!base || env?.OPS_EVENTS_URL !== undefined) return undefined;
-  const { dropClickHouseDatabase, freshClickHouseUrl } = await import('../stores/events/clickhouse/clickhouse-testing.js');
+  const { dropClickHouseDatabase, freshClickHouseUrl } = await import('../engine/clickhouse/clickhouse-testing.js');
   const url = freshClickHouseUrl(base);
   return { url, drop: () => dropClickHouseDatabase(url) };
 }

@@ -5,7 +5,7 @@
  * JSON formats write as a string; decodeGroupValue reads it with Number), bytes_raw, the
  * event_id text, and a payload value as its JSON text.
  */
-import type { CompiledGroupKey } from '../../stores/events/event-store.js';
+import type { CompiledGroupKey } from '../../engine/event-store.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
 

@@ -1,6 +1,6 @@
 /**
  * Compiles a SOQL filter to a ClickHouse boolean expression (UInt8, 1 or 0) over the `events`
- * table of the ClickHouse engine (stores/events/clickhouse/), with exactly the semantics of
+ * table of the ClickHouse engine (engine/clickhouse/), with exactly the semantics of
  * compileDuckDbFilter (duckdb.ts) and the in-memory evaluator (predicate.ts).
  * docs/soql-clickhouse.md maps each construct and lists the known gaps.
  *
@@ -8,7 +8,7 @@
  * meaning, on current servers (tested here on 18.16 only):
  * - no server-side query parameters: the SQL text is built from constants of this file (and,
  *   as identifiers, canonical field names from the parser's closed list) with `?` placeholders;
- *   the engine binds every `?` with stores/events/clickhouse/literal.ts (`bindParams`). No
+ *   the engine binds every `?` with engine/clickhouse/literal.ts (`bindParams`). No
  *   constant string literal here contains a `?`. `params` are in the order of their `?`.
  * - no ILIKE: case-insensitive matching is `fold(x) LIKE fold(?)` with `fold` = lowerUTF8 after
  *   replacing U+0130 (İ) with `i`, the one mapping of the test alphabet where 18.16's lowerUTF8
@@ -36,8 +36,8 @@ import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, type SqlParam } from './duckdb.js';
 import { isWildcard, payloadReadings, resolveTime } from './literals.js';
-import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
-import { float64Hex } from '../../stores/events/clickhouse/literal.js';
+import { payloadType } from '../../engine/clickhouse/payload-paths.js';
+import { float64Hex } from '../../engine/clickhouse/literal.js';
 
 export function compileClickHouseFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];

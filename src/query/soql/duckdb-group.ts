@@ -6,8 +6,8 @@
  * `decodeGroupValue` turns each group's key into the API's `value` afterwards. Events missing
  * the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
  */
-import type { CompiledGroupKey } from '../../stores/events/event-store.js';
-import { severities } from '../../stores/events/event-record.js';
+import type { CompiledGroupKey } from '../../engine/event-store.js';
+import { severities } from '../../engine/event-record.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
 import { hotGroupKey, noHotReads, type HotReads } from './duckdb-hot.js';

@@ -1,5 +1,5 @@
 /**
- * Reading a payload key through its hot columns on DuckDB (stores/events/hot-columns.ts), with
+ * Reading a payload key through its hot columns on DuckDB (engine/hot-columns.ts), with
  * the JSON as the fallback, so an answer is the same whether or not a key is hot.
  *
  * Each read is `CASE WHEN <row's layout is one where the key is in slot k, and its bit is
@@ -9,7 +9,7 @@
  * constants, column names of the fixed list `hot_s0…hot_s31` / `hot_n0…hot_n31` and integers
  * of the engine (layout ids, slot bits): no text of the query; the JSON branch keeps its `?`.
  */
-import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../../stores/events/hot-columns.js';
+import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../../engine/hot-columns.js';
 
 /** Where a key may be read from a column: one entry per (slot, type), with the layouts that put it there. */
 interface HotPlace {

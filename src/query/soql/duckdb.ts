@@ -1,6 +1,6 @@
 /**
  * Compiles a SOQL filter to a parameterised DuckDB boolean expression over the `events` table
- * (layout in stores/events/event-record.ts, DDL `schemaSql` in stores/events/duckdb-sql.ts).
+ * (layout in engine/event-record.ts, DDL `schemaSql` in engine/duckdb/duckdb-sql.ts).
  *
  * No text of the query is spliced into the SQL. Every value, LIKE pattern, time bound, number,
  * dataset id and payload path is a `?` parameter; a payload path goes in as an RFC 6901 JSON

@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { EventChunkBuilder } from '../../stores/events/duckdb-chunk.js';
-import { statsSelect } from '../../stores/events/event-store.js';
-import { tenantWhere } from '../../stores/events/duckdb-sql.js';
-import { hotColumnType, type HotLayout } from '../../stores/events/hot-columns.js';
+import { EventChunkBuilder } from '../../engine/duckdb/duckdb-chunk.js';
+import { statsSelect } from '../../engine/event-store.js';
+import { tenantWhere } from '../../engine/duckdb/duckdb-sql.js';
+import { hotColumnType, type HotLayout } from '../../engine/hot-columns.js';
 import type { MemoryEvent } from './predicate.js';
 import {
   compileDuckDbFilter,

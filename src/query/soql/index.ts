@@ -10,7 +10,7 @@
  * (DuckDB: duckdb.ts; ClickHouse 18.16 and later: clickhouse.ts, docs/soql-clickhouse.md).
  */
 import { AppError } from '../../errors/app-error.js';
-import type { CompiledGroupKey } from '../../stores/events/event-store.js';
+import type { CompiledGroupKey } from '../../engine/event-store.js';
 import type { FieldRef, SoqlQuery } from './ast.js';
 import { compileClickHouseFilter } from './clickhouse.js';
 import { compileClickHouseGroupKey } from './clickhouse-group.js';
@@ -47,8 +47,8 @@ export { hotReadsOf, noHotReads, type HotReads } from './duckdb-hot.js';
 export { compileClickHouseGroupKey } from './clickhouse-group.js';
 
 /** The SQL an events engine speaks (declared by the engine, event-store.ts). */
-export type { SqlDialect } from '../../stores/events/event-store.js';
-import type { SqlDialect } from '../../stores/events/event-store.js';
+export type { SqlDialect } from '../../engine/event-store.js';
+import type { SqlDialect } from '../../engine/event-store.js';
 
 /** The query's filter in the dialect's SQL (not_found for a dataset the map lacks). */
 export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: SqlDialect): { where: string; params: SqlParam[] } {

@@ -12,8 +12,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from '../../stores/events/event-record.js';
-import { float64Hex as h } from '../../stores/events/clickhouse/literal.js';
+import type { StoredEvent } from '../../engine/event-record.js';
+import { float64Hex as h } from '../../engine/clickhouse/literal.js';
 import {
   compileClickHouseFilter,
   compileClickHouseGroupKey,

@@ -17,14 +17,14 @@
  *   memory limit: a query past it is a 400 asking to narrow it, like a group by.
  */
 import { AppError } from '../../errors/app-error.js';
-import type { CompiledGroupKey, SqlDialect } from '../../stores/events/event-store.js';
+import type { CompiledGroupKey, SqlDialect } from '../../engine/event-store.js';
 import { binUnits, type Expr, type FieldRef, type NumericStatsFunction, type SoqlQuery, type StatsAggregate, type StatsByItem, type StatsClause } from './ast.js';
 import { compileClickHouseGroupKey } from './clickhouse-group.js';
 import { compileDuckDbGroupKey } from './duckdb-group.js';
 import { duckDbPayloadNumber, jsonPointer } from './duckdb.js';
 import { nearText } from './lexer.js';
 import { resolveTime } from './literals.js';
-import { payloadType } from '../../stores/events/clickhouse/payload-paths.js';
+import { payloadType } from '../../engine/clickhouse/payload-paths.js';
 import { byItemText } from './print.js';
 import { hotNumber, noHotReads, type HotReads } from './duckdb-hot.js';
 

@@ -1,6 +1,6 @@
 /**
  * Shared fixtures for the SOQL tests: fast-check arbitraries for queries and events, and an
- * in-memory DuckDB built by the event store's own DDL (stores/events/duckdb-sql.ts), read
+ * in-memory DuckDB built by the event store's own DDL (engine/duckdb/duckdb-sql.ts), read
  * with the store's tenant condition. (Named *.test.ts so the build leaves it out; its own
  * tests only check the fixtures.)
  */
@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { schemaSql, tenantWhere } from '../../stores/events/duckdb-sql.js';
-import type { CompiledGroupKey } from '../../stores/events/event-store.js';
+import { schemaSql, tenantWhere } from '../../engine/duckdb/duckdb-sql.js';
+import type { CompiledGroupKey } from '../../engine/event-store.js';
 import type { SqlParam } from './duckdb.js';
 import type { MemoryEvent } from './predicate.js';
 import {

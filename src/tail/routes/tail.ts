@@ -8,7 +8,7 @@ import type { EventsRuntime } from '../../events/runtime.js';
 import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../query/soql/index.js';
 import { sseHeaders } from '../sse.js';
 import type { TailHub } from '../hub.js';
-import { clampTo, parsePosition, type TailPosition } from '../../stores/events/tail-position.js';
+import { clampTo, parsePosition, type TailPosition } from '../../engine/tail-position.js';
 
 const TailBody = Type.Object(
   { q: Type.String({ description: 'a SOQL query without group by; "" matches every event' }) },

@@ -3,9 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../app/logger.js';
 import type { Tenant } from '../../tenancy/tenant.js';
-import type { EventStore } from '../../stores/events/event-store.js';
-import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader, toWireError, type EventsNodeMethod } from '../../stores/events/remote-event-store.js';
-import { decodeBatch, unframeAppend } from '../../stores/events/event-batch.js';
+import type { EventStore } from '../event-store.js';
+import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader, toWireError, type EventsNodeMethod } from './remote-event-store.js';
+import { decodeBatch, unframeAppend } from '../wal/event-batch.js';
 
 /** Larger than any ingest request can become (SPEC's body limit, decoded): a bound, not a budget. */
 const maxBodyBytes = 64 * 1024 * 1024;

@@ -1,11 +1,11 @@
-import type { Config } from '../../config/config.js';
-import { createContext } from '../../app/context.js';
-import { createLogger, type Logger, type LoggerSettings } from '../../app/logger.js';
-import { systemClock } from '../../shared/clock.js';
-import { loadSecretKey } from '../../shared/secret-key.js';
-import { openEvents } from '../capability.js';
-import type { EventsRuntimeOptions } from '../runtime.js';
-import { serveEventsNode } from './events-node.js';
+import type { Config } from '../config/config.js';
+import { createContext } from './context.js';
+import { createLogger, type Logger, type LoggerSettings } from './logger.js';
+import { systemClock } from '../shared/clock.js';
+import { loadSecretKey } from '../shared/secret-key.js';
+import { openEvents } from '../events/capability.js';
+import type { EventsRuntimeOptions } from '../events/runtime.js';
+import { serveEventsNode } from '../engine/node/events-node.js';
 
 export interface RunningEventsNode {
   /** What API processes set as OPS_EVENTS_URL. */

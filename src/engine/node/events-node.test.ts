@@ -9,8 +9,8 @@ import { createContext } from '../../app/context.js';
 import { systemClock } from '../../shared/clock.js';
 import { parseScopes } from '../../tokens/token-service.js';
 import { eventsNodeProcess, exited, freePort, serveProcess } from '../../test-support/test-process.js';
-import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader } from '../../stores/events/remote-event-store.js';
-import { frameAppend } from '../../stores/events/event-batch.js';
+import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader } from './remote-event-store.js';
+import { frameAppend } from '../wal/event-batch.js';
 import { newEventId } from '../../shared/ids.js';
 
 const secret = 'events-node-test-secret-key-0123456789abcdef';

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { batchTextFields, BatchReader, checkBatch, decodeBatch, encodeBatch, frameAppend, unframeAppend } from './event-batch.js';
-import type { NewEvent } from './event-store.js';
-import { eventColumnList } from './event-columns.js';
+import type { NewEvent } from '../event-store.js';
+import { eventColumnList } from '../event-columns.js';
 import { newEventId } from '../../shared/ids.js';
 
 /** What UTF-8 keeps of a string: lone surrogates become U+FFFD (String#toWellFormed, ES2024). */

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import type * as Bindings from '@duckdb/node-bindings';
-import { columnIndex, eventColumnList } from './event-columns.js';
-import type { BatchReader } from './event-batch.js';
-import { extractHotValues, hotColumn, hotColumnType, pointerPath, type HotLayout, type HotValues } from './hot-columns.js';
+import { columnIndex, eventColumnList } from '../event-columns.js';
+import type { BatchReader } from '../wal/event-batch.js';
+import { extractHotValues, hotColumn, hotColumnType, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's

@@ -2,17 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
-import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
-import { EventStoreLockedError, statsSelect } from './event-store.js';
-import type { EnginePageRequest, EventEngine, LoadRecord } from './engine.js';
+import type { StoredEvent } from '../event-record.js';
+import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from '../event-store.js';
+import { EventStoreLockedError, statsSelect } from '../event-store.js';
+import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
 import { DuckDbLoader } from './duckdb-loader.js';
 import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEvent } from './duckdb-sql.js';
 import { isUuid } from '../../shared/ids.js';
-import { discoverFields, fieldStatsLimits, sampleRange } from './field-stats.js';
+import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { ReadGate } from './read-gate.js';
 import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
-import type { HotKey, HotLayout } from './hot-columns.js';
+import type { HotKey, HotLayout } from '../hot-columns.js';
 
 const noNames: ReadonlyMap<string, string> = new Map();
 

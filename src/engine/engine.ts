@@ -1,4 +1,4 @@
-import type { Tenant } from '../../tenancy/tenant.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';

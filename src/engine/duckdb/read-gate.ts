@@ -1,4 +1,4 @@
-import { EventStoreResourceError } from './event-store.js';
+import { EventStoreResourceError } from '../event-store.js';
 
 /** DuckDB's error for the memory limit, and for a spill directory that is full. */
 export function isOutOfMemory(error: unknown): boolean {

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
+import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
-import { encodeBatch } from './event-batch.js';
+import { encodeBatch } from './wal/event-batch.js';
 import {
   nameDatasets,
   EventStoreBehindError,
@@ -23,8 +23,8 @@ import {
   type TailRequest,
 } from './event-store.js';
 import { EngineClient } from './engine-client.js';
-import { RecentEvents } from './recent-events.js';
-import { WriteAheadLog } from './wal.js';
+import { RecentEvents } from './wal/recent-events.js';
+import { WriteAheadLog } from './wal/wal.js';
 import { singleLog, singleSeq, type TailPosition } from './tail-position.js';
 
 /** How far behind another host's clock may be without a tail session started now missing its events. */

@@ -1,7 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
-import { eventColumnList, eventsTableDdl, type EventColumnName } from './event-columns.js';
+import type { StoredEvent } from '../event-record.js';
+import { eventColumnList, eventsTableDdl, type EventColumnName } from '../event-columns.js';
 
 /**
  * DDL of the event store (the `events` table from event-columns.ts). The tenant (org, project,

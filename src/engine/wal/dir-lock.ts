@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { EventStoreLockedError } from './event-store.js';
+import { EventStoreLockedError } from '../event-store.js';
 
 /**
  * One process owns an events directory (its write-ahead log). DuckDB's file lock gives that for

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EventEngine, LoadRecord } from './engine.js';
+import type { EventEngine, LoadRecord } from '../engine.js';
 import { listSegments, parseRecords, recordHeaderBytes, type WalPosition, type WalRecord } from './wal.js';
 
 export interface WalLoaderOptions {

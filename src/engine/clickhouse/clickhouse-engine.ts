@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { tenantKey, type Tenant } from '../../../tenancy/tenant.js';
-import { isUuid } from '../../../shared/ids.js';
+import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
+import { isUuid } from '../../shared/ids.js';
 import type { StoredEvent } from '../event-record.js';
 import {
   EventStoreResourceError,
@@ -17,7 +17,7 @@ import {
   statsSelect,
 } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
-import { BatchReader } from '../event-batch.js';
+import { BatchReader } from '../wal/event-batch.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { EngineReadMethod, EventEngine } from './engine.js';
 import type { EngineWorkerData, FromWorker, SerializedError, ToWorker } from './engine-worker.js';
 import { EventStoreLockedError, EventStoreResourceError, EventStoreUnavailableError } from './event-store.js';
-import type { WalPosition } from './wal.js';
+import type { WalPosition } from './wal/wal.js';
 
 /** The engine's own errors keep their class across the thread boundary (callers test them). */
 function revive(error: SerializedError): Error {

@@ -10,12 +10,12 @@
  */
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { DuckDbTablesOptions } from './duckdb-tables.js';
+import type { DuckDbTablesOptions } from './duckdb/duckdb-tables.js';
 import type { EngineReadMethod, EventEngine } from './engine.js';
-import { lockEventsDir } from './dir-lock.js';
-import { readOrCreateLogId } from './log-id.js';
-import { WalLoader } from './wal-loader.js';
-import type { WalPosition } from './wal.js';
+import { lockEventsDir } from './wal/dir-lock.js';
+import { readOrCreateLogId } from './wal/log-id.js';
+import { WalLoader } from './wal/wal-loader.js';
+import type { WalPosition } from './wal/wal.js';
 
 export interface EngineWorkerData extends DuckDbTablesOptions {
   /** clickhouse://… when events live in ClickHouse; else the embedded DuckDB in `dir`. */
@@ -65,7 +65,7 @@ async function openEngine(): Promise<EventEngine> {
       throw error;
     }
   }
-  const { DuckDbEngine } = await import('./duckdb-tables.js');
+  const { DuckDbEngine } = await import('./duckdb/duckdb-tables.js');
   return DuckDbEngine.open(data);
 }
 

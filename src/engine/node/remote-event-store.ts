@@ -1,10 +1,10 @@
-import { frameAppend } from './event-batch.js';
-import type { TailPosition } from './tail-position.js';
+import { frameAppend } from '../wal/event-batch.js';
+import type { TailPosition } from '../tail-position.js';
 import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
 import { tenantOnly, type Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
-import type { HotKey, HotLayout } from './hot-columns.js';
+import type { StoredEvent } from '../event-record.js';
+import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
   nameDatasets,
   EventStoreBehindError,
@@ -24,10 +24,10 @@ import {
   type StatsRequest,
   type SqlDialect,
   type TailRequest,
-} from './event-store.js';
+} from '../event-store.js';
 
 /**
- * The wire between API processes and an events node (src/events/node/): one POST per
+ * The wire between API processes and an events node (src/engine/node/): one POST per
  * EventStore method, JSON in and out, over kept-alive HTTP/1.1. Both ends live in this repo and
  * change together, so the protocol is versioned by its path prefix only.
  */

@@ -1,5 +1,5 @@
 import type { TailPosition } from './tail-position.js';
-import type { Tenant } from '../../tenancy/tenant.js';
+import type { Tenant } from '../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { canonicalFieldTypes, eventColumnList } from './event-columns.js';
-import { schemaSql } from './duckdb-sql.js';
-import { eventTypes } from './duckdb-chunk.js';
-import { ApiEventSchema } from '../../query/event-shape.js';
+import { schemaSql } from './duckdb/duckdb-sql.js';
+import { eventTypes } from './duckdb/duckdb-chunk.js';
+import { ApiEventSchema } from '../query/event-shape.js';
 
 test('the events table DuckDB creates is the description, column for column', async () => {
   const instance = await DuckDBInstance.create(':memory:');

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { v7 } from 'uuid';
 import { LoggedEventStore } from './logged-event-store.js';
 import { EventStoreBehindError, EventStoreUnavailableError, matchAll, type NewEvent } from './event-store.js';
-import type { Tenant } from '../../tenancy/tenant.js';
+import type { Tenant } from '../tenancy/tenant.js';
 
 const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
 const aTest: Tenant = { ...a, mode: 'test' };
@@ -123,7 +123,7 @@ test('a second process cannot open the same store: EventStoreLockedError', async
   const { spawnSync } = await import('node:child_process');
   const first = await LoggedEventStore.open({ dir, now: () => 0, names: async () => new Map() });
   try {
-    const script = `Promise.all([import('${path.resolve('src/stores/events/logged-event-store.ts')}'), import('${path.resolve('src/stores/events/event-store.ts')}')]).then(async ([m, s]) => { try { await m.LoggedEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); console.log('opened'); } catch (e) { console.log(e instanceof s.EventStoreLockedError ? 'locked' : String(e)); } process.exit(0); })`;
+    const script = `Promise.all([import('${path.resolve('src/engine/logged-event-store.ts')}'), import('${path.resolve('src/engine/event-store.ts')}')]).then(async ([m, s]) => { try { await m.LoggedEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); console.log('opened'); } catch (e) { console.log(e instanceof s.EventStoreLockedError ? 'locked' : String(e)); } process.exit(0); })`;
     const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8' });
     assert.equal(run.stdout.trim(), 'locked', run.stderr);
     assert.ok(EventStoreLockedError);

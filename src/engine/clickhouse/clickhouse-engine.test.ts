@@ -11,13 +11,13 @@ import { createClient } from '@clickhouse/client';
 import { v7 } from 'uuid';
 import { LoggedEventStore } from '../logged-event-store.js';
 import { EventStoreLockedError, EventStoreUnavailableError, matchAll, type NewEvent } from '../event-store.js';
-import { encodeBatch } from '../event-batch.js';
-import type { Tenant } from '../../../tenancy/tenant.js';
+import { encodeBatch } from '../wal/event-batch.js';
+import type { Tenant } from '../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 import { clickhouseEventColumns, migrations, schemaTableDdl } from './clickhouse-schema.js';
-import { TcpProxy } from '../../../cluster/test-services.js';
+import { TcpProxy } from '../../cluster/test-services.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
 const skip = base ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { hotColumnsOf, hotColumnType, isHotColumn, nextSlots, type HotKey, type HotLayout, type HotSlot } from './hot-columns.js';
+import { hotColumnsOf, hotColumnType, isHotColumn, nextSlots, type HotKey, type HotLayout, type HotSlot } from '../hot-columns.js';
 
 /**
  * Every hot-key layout of the DuckDB store (hot-columns.ts), kept in `event_hot_layouts` and in

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
-import type { LoadRecord } from './engine.js';
+import type { LoadRecord } from '../engine.js';
 import { EventChunkBuilder } from './duckdb-chunk.js';
-import { BatchReader } from './event-batch.js';
+import { BatchReader } from '../wal/event-batch.js';
 import type { TenantIds } from './duckdb-sql.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import type { DuckDbHotLayouts } from './duckdb-hot-layouts.js';

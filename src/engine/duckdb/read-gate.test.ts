@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventStoreResourceError } from './event-store.js';
+import { EventStoreResourceError } from '../event-store.js';
 import { isOutOfMemory, ReadGate } from './read-gate.js';
 
 const oom = () => new Error('Out of Memory Error: failed to allocate data of size 8.0 MiB (53.4 MiB/61.0 MiB used)');
