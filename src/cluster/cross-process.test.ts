@@ -98,7 +98,7 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', { skip 
       const { token } = await newToken();
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).request('GET', membersPath(a), { token })));
       const statuses = answers.map((r) => r.status);
-      if (outages() > before && round < 3) {
+      if (outages() > before && round < 6) {
         await eventually('readyz shows redis up again', 5_000, async () => (await readyz(a)).body.stores.redis?.state === 'up' && (await readyz(b)).body.stores.redis?.state === 'up');
         await new Promise((resolve) => setTimeout(resolve, 1_100));
         continue;

@@ -11,7 +11,10 @@ test('over HTTP: every query, count and schema right after the acknowledgements 
       Array.from({ length: 200 }, (_, i) => s.request('POST', '/datasets/fresh/ingest', { json: { event: 'e', message: `m${i}`, payload: { n: i } } })),
     );
     assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
-    assert.ok(s.server.events.store.backlog > 0, 'the loader is behind when the reads arrive');
+    // On ClickHouse an ingest is answered once its events are loaded (read-your-writes across
+    // hosts, issue #28): no backlog is left to read past there; on DuckDB the answer rests on the log.
+    if ((await s.server.events.store.dialect()) === 'duckdb') assert.ok(s.server.events.store.backlog > 0, 'the loader is behind when the reads arrive');
+    else assert.equal(s.server.events.store.backlog, 0, 'on ClickHouse every answered event is loaded');
     const [group, list, schema] = await Promise.all([
       s.request('POST', '/query', { json: { q: 'dataset:fresh group by event' } }),
       s.request('GET', '/datasets'),
