@@ -16,6 +16,7 @@
  * insert, small enough that merges stay bounded.
  *
  * `event_loader` (first host only is read) holds the write-ahead log position loaded so far.
+ * `event_hot_layouts` (first host only) holds the hot-key layouts (clickhouse-hot-layouts.ts).
  */
 
 import { columnIndex, eventColumnList } from '../event-columns.js';
@@ -66,6 +67,13 @@ export const migrations: ReadonlyArray<{ version: number; what: string; statemen
       }
       return statements;
     },
+  },
+  {
+    version: 3,
+    what: 'hot payload keys: the layouts (clickhouse-hot-layouts.ts; their columns are added when a layout first needs them)',
+    statements: (layout) => [
+      `CREATE TABLE IF NOT EXISTS ${layout.database}.event_hot_layouts (id UInt32, dataset_id String, slots String) ENGINE = MergeTree ORDER BY id`,
+    ],
   },
 ];
 
