@@ -88,7 +88,9 @@ const validId = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && n <
  */
 export function clickHouseHotReadsOf(layouts: readonly HotLayout[], scope: ReadScope): ClickHouseHotReads {
   const datasets = new Set(scope.datasetIds);
-  const seen = layouts.filter((l) => datasets.has(l.datasetId) && (l.current || (l.stored !== undefined && l.stored.maxTs >= scope.sinceMs)));
+  // A range that is not a number (malformed) counts as reaching the scope.
+  const reaches = (l: HotLayout) => l.stored !== undefined && (typeof l.stored.maxTs !== 'number' || l.stored.maxTs >= scope.sinceMs);
+  const seen = layouts.filter((l) => datasets.has(l.datasetId) && (l.current || reaches(l)));
   if (!seen.length || seen.some((l) => !l.slots.length || !validId(l.id) || l.slots.some((s) => !validSlot(s.slot)))) return noClickHouseHotReads;
   const places = new Map<string, Place[]>();
   for (const { pointer } of seen[0]!.slots) {

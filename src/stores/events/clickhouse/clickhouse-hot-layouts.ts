@@ -265,7 +265,8 @@ export class ClickHouseHotLayouts {
       const ranges = new Map<number, Range>();
       for (const source of [this.asked.get(d), this.loaded.get(d)]) for (const [id, r] of source ?? []) widen(ranges, id, r);
       // Not asked (the answer came after a delete): every layout may have rows, over any ts.
-      if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, { minTs: -Infinity, maxTs: Infinity });
+      // (Safe integers, not ±Infinity: the answer crosses the events node as JSON.)
+      if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, { minTs: -Number.MAX_SAFE_INTEGER, maxTs: Number.MAX_SAFE_INTEGER });
       const byId = new Map(list.map((l) => [l.id, l]));
       for (const [id, stored] of ranges) {
         const layout = byId.get(id);
