@@ -527,7 +527,10 @@ async function clickHouseHotKeyRows(
         `hot_t${s.slot} = arrayElement(payload_types, ${at(s.pointer)})`,
         `hot_s${s.slot} = arrayElement(payload_text, ${at(s.pointer)})`,
         `hot_n${s.slot} = arrayElement(payload_numbers, ${at(s.pointer)})`,
-        `hot_j${s.slot} = arrayElement(payload_json, ${at(s.pointer)})`,
+        // As the loader's hotJson: '' where the reader writes it from the other columns.
+        `hot_j${s.slot} = multiIf(arrayElement(payload_types, ${at(s.pointer)}) = 1 AND arrayElement(payload_json, ${at(s.pointer)}) = concat('"', arrayElement(payload_text, ${at(s.pointer)}), '"'), '', ` +
+          `arrayElement(payload_types, ${at(s.pointer)}) = 2 AND abs(arrayElement(payload_numbers, ${at(s.pointer)})) < 1e15 AND arrayElement(payload_json, ${at(s.pointer)}) = toString(toInt64(arrayElement(payload_numbers, ${at(s.pointer)}))), '', ` +
+          `arrayElement(payload_json, ${at(s.pointer)}))`,
       ]);
       await hosts.command(h, `ALTER TABLE ${hosts.localTable} UPDATE hot_layout = ${Number(layout.id)}, ${set.join(', ')} WHERE dataset_id = '${datasetId}'`);
     }

@@ -8,7 +8,7 @@
 import type { CompiledGroupKey } from '../../stores/events/event-store.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
-import { hotColumnOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+import { hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
 
 /**
  * The SQL expression to GROUP BY. A payload value is the node's `payload_json` element, the
@@ -23,7 +23,7 @@ export function compileClickHouseGroupKey(field: FieldRef, hot?: ClickHouseHotRe
   if (field.kind === 'payload') {
     const pointer = jsonPointer(field.path);
     // A hot key's JSON-text column holds the same element (clickhouse-hot.ts).
-    const column = hotColumnOf(hot, pointer, 'j');
+    const column = hotJsonOf(hot, pointer);
     if (column) return { sql: `nullIf(nullIf(${column}, 'null'), '')`, params: [] };
     return { sql: "nullIf(nullIf(arrayElement(payload_json, indexOf(payload_paths, ?)), 'null'), '')", params: [pointer] };
   }

@@ -130,3 +130,13 @@ export function hotColumnOf(reads: ClickHouseHotReads | undefined, pointer: stri
 export function hotGuard(reads: ClickHouseHotReads | undefined): string | undefined {
   return reads?.places.size ? `hot_layout IN (${reads.layouts.join(', ')})` : undefined;
 }
+
+/**
+ * The key's JSON text (payload_json's element) from its hot columns: hot_j, or where the loader
+ * left it '' (clickhouse-hot-layouts.ts hotJson) a plain string in quotes or an integer's digits.
+ */
+export function hotJsonOf(reads: ClickHouseHotReads | undefined, pointer: string): string | undefined {
+  const [j, t, s, n] = (['j', 't', 's', 'n'] as const).map((kind) => hotColumnOf(reads, pointer, kind));
+  if (!j) return undefined;
+  return `multiIf(${j} != '', ${j}, ${t} = 1, concat('"', ${s}, '"'), ${t} = 2, toString(toInt64(${n})), '')`;
+}

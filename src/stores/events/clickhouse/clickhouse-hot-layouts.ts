@@ -9,7 +9,8 @@
  *   hot_t<i> UInt8   = payload_types[k]    (0: the key is missing)
  *   hot_s<i> String  = payload_text[k]     (a string; 'true'/'false' for a boolean; else '')
  *   hot_n<i> Float64 = payload_numbers[k]  (a number; else 0)
- *   hot_j<i> String  = payload_json[k]     (the node's JSON text: `group by` keys)
+ *   hot_j<i> String  = payload_json[k]     (the node's JSON text: `group by` keys), '' where
+ *                      the reader writes it from the others (hotJson: plain strings, integers)
  * and, per row, `hot_layout UInt32`: the layout the row was loaded with (0: none). So a slot
  * column holds whatever type the value has (no "other type" rows to send to the JSON, unlike
  * DuckDB's), and replacing an array read by the column is exact by construction for every
@@ -32,7 +33,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { maxHotKeys, type HotKey, type HotLayout, type HotSlot } from '../hot-columns.js';
 import type { SqlValue } from './literal.js';
-import type { FlatPayload } from './payload-paths.js';
+import { payloadType, type FlatPayload } from './payload-paths.js';
 import type { RowBinaryWriter } from './row-binary.js';
 import { BatchReader } from '../event-batch.js';
 import type { LoadRecord } from '../engine.js';
@@ -77,20 +78,35 @@ export function clickHouseSlots(current: readonly HotSlot[], keys: readonly HotK
   return slots.sort((a, b) => a.slot - b.slot);
 }
 
+/**
+ * hot_j's value for a node: its JSON text, or '' when the reader can write it from the other
+ * columns (clickhouse-hot.ts `hotJsonOf`): a string whose JSON is itself in quotes (no `"`, `\`,
+ * control character or lone surrogate), a safe integer below 10^15 (its digits). A string's or
+ * number's JSON is never '', so '' is unambiguous for them; this keeps the column from holding
+ * every string twice.
+ */
+export function hotJson(type: number, text: string, number: number, json: string): string {
+  if (type === payloadType.string && json.length === text.length + 2 && json === `"${text}"`) return '';
+  if (type === payloadType.number && Number.isSafeInteger(number) && Math.abs(number) < 1e15 && json === String(number)) return '';
+  return json;
+}
+
 /** One row's values of the slot columns, from its flattened payload (the arrays' element at the key's path). */
 export function writeHotSlot(rows: RowBinaryWriter, flat: FlatPayload, pointer: string | undefined): void {
   const k = pointer === undefined ? -1 : flat.paths.indexOf(pointer);
   if (k < 0) {
     rows.uint8(0);
-    rows.string('');
+    rows.uint8(0); // '' (a zero length)
     rows.float64(0);
-    rows.string('');
+    rows.uint8(0);
     return;
   }
-  rows.uint8(flat.types[k]!);
-  rows.string(flat.text[k]!);
+  const type = flat.types[k]!;
+  const text = flat.text[k]!;
+  rows.uint8(type);
+  rows.string(text);
   rows.float64(flat.numbers[k]!);
-  rows.string(flat.json[k]!);
+  rows.string(hotJson(type, text, flat.numbers[k]!, flat.json[k]!));
 }
 
 type Range = { minTs: number; maxTs: number };
@@ -307,7 +323,10 @@ export class HotLoad {
       this.ranges.set(datasetId, this.lastRanges);
     }
     const id = this.lastLayout?.id ?? 0;
-    widen(this.lastRanges, id, { minTs: ts, maxTs: ts });
+    const range = this.lastRanges.get(id);
+    if (!range) this.lastRanges.set(id, { minTs: ts, maxTs: ts });
+    else if (ts < range.minTs) range.minTs = ts;
+    else if (ts > range.maxTs) range.maxTs = ts;
     if (!this.columns) return;
     rows.uint32(id);
     for (const pointer of this.pointers) writeHotSlot(rows, flat!, pointer);
