@@ -216,22 +216,23 @@ export class ClickHouseHotLayouts {
    * defaults), so a load of datasets without hot keys writes what it wrote before.
    */
   forLoad(records: readonly LoadRecord[]): HotLoad {
-    if (!this.byDataset.size || !this.columns.has('hot_layout')) return new HotLoad(this, [], '');
+    // The layouts are taken now: one made while the rows are built waits for the next load.
+    const layouts = new Map<string, HotLayout>();
+    if (!this.byDataset.size || !this.columns.has('hot_layout')) return new HotLoad(this, layouts, [], '');
     const datasets = new Set<string>();
     for (const { body } of records) {
       const batch = new BatchReader(body);
       while (batch.next()) datasets.add(batch.datasetId);
     }
     const used = new Set<number>();
-    let any = false;
     for (const d of datasets) {
       const layout = this.current(d);
-      if (layout) any = true;
+      if (layout) layouts.set(d, layout);
       for (const s of layout?.slots ?? []) used.add(s.slot);
     }
-    if (!any) return new HotLoad(this, [], '');
+    if (!layouts.size) return new HotLoad(this, layouts, [], '');
     const slots = [...used].sort((a, b) => a - b);
-    return new HotLoad(this, slots, `, hot_layout${slots.flatMap((slot) => hotSlotColumns(slot).map((c) => `, ${c.name}`)).join('')}`);
+    return new HotLoad(this, layouts, slots, `, hot_layout${slots.flatMap((slot) => hotSlotColumns(slot).map((c) => `, ${c.name}`)).join('')}`);
   }
 
   /** A load's rows are stored (or may be, after a failed INSERT): their ranges count from now on. */
@@ -307,6 +308,8 @@ export class HotLoad {
 
   constructor(
     private readonly layouts: ClickHouseHotLayouts,
+    /** Each dataset's layout for this load (none: layout 0). */
+    private readonly current: ReadonlyMap<string, HotLayout>,
     private readonly slots: readonly number[],
     columns: string,
   ) {
@@ -317,7 +320,7 @@ export class HotLoad {
   write(rows: RowBinaryWriter, datasetId: string, ts: number, flat: FlatPayload | undefined): void {
     if (datasetId !== this.lastDataset) {
       this.lastDataset = datasetId;
-      this.lastLayout = this.layouts.current(datasetId);
+      this.lastLayout = this.current.get(datasetId);
       this.pointers = this.slots.map((slot) => this.lastLayout?.slots.find((s) => s.slot === slot)?.pointer);
       this.lastRanges = this.ranges.get(datasetId) ?? new Map<number, Range>();
       this.ranges.set(datasetId, this.lastRanges);
