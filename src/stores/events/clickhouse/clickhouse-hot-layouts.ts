@@ -144,6 +144,12 @@ export class ClickHouseHotLayouts {
   /** Per dataset: bumped when its rows are deleted, so an answer asked before is not kept. */
   private readonly generation = new Map<string, number>();
   private changes: Promise<unknown> = Promise.resolve();
+  /**
+   * Loads whose rows may be landing now, by the last layout id when each took its layouts: their
+   * rows are in no range yet, so a read counts them as possibly there (a load that threw before
+   * its INSERT stays here: reads are then only more careful).
+   */
+  private readonly active = new Map<HotLoad, number>();
 
   private constructor(private readonly host: HotLayoutsHost) {}
 
@@ -218,7 +224,7 @@ export class ClickHouseHotLayouts {
   forLoad(records: readonly LoadRecord[]): HotLoad {
     // The layouts are taken now: one made while the rows are built waits for the next load.
     const layouts = new Map<string, HotLayout>();
-    if (!this.byDataset.size || !this.columns.has('hot_layout')) return new HotLoad(this, layouts, [], '');
+    if (!this.byDataset.size || !this.columns.has('hot_layout')) return this.started(new HotLoad(this, layouts, [], ''));
     const datasets = new Set<string>();
     for (const { body } of records) {
       const batch = new BatchReader(body);
@@ -230,13 +236,19 @@ export class ClickHouseHotLayouts {
       if (layout) layouts.set(d, layout);
       for (const s of layout?.slots ?? []) used.add(s.slot);
     }
-    if (!layouts.size) return new HotLoad(this, layouts, [], '');
+    if (!layouts.size) return this.started(new HotLoad(this, layouts, [], ''));
     const slots = [...used].sort((a, b) => a - b);
-    return new HotLoad(this, layouts, slots, `, hot_layout${slots.flatMap((slot) => hotSlotColumns(slot).map((c) => `, ${c.name}`)).join('')}`);
+    return this.started(new HotLoad(this, layouts, slots, `, hot_layout${slots.flatMap((slot) => hotSlotColumns(slot).map((c) => `, ${c.name}`)).join('')}`));
+  }
+
+  private started(load: HotLoad): HotLoad {
+    this.active.set(load, this.lastId);
+    return load;
   }
 
   /** A load's rows are stored (or may be, after a failed INSERT): their ranges count from now on. */
-  recordLoaded(ranges: ReadonlyMap<string, Ranges>): void {
+  recordLoaded(load: HotLoad, ranges: ReadonlyMap<string, Ranges>): void {
+    this.active.delete(load);
     for (const [datasetId, byLayout] of ranges) {
       const mine = this.loaded.get(datasetId) ?? new Map<number, Range>();
       for (const [layout, range] of byLayout) widen(mine, layout, range);
@@ -283,7 +295,13 @@ export class ClickHouseHotLayouts {
       for (const source of [this.asked.get(d), this.loaded.get(d)]) for (const [id, r] of source ?? []) widen(ranges, id, r);
       // Not asked (the answer came after a delete): every layout may have rows, over any ts.
       // (Safe integers, not ±Infinity: the answer crosses the events node as JSON.)
-      if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, { minTs: -Number.MAX_SAFE_INTEGER, maxTs: Number.MAX_SAFE_INTEGER });
+      const anyTs = { minTs: -Number.MAX_SAFE_INTEGER, maxTs: Number.MAX_SAFE_INTEGER };
+      if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, anyTs);
+      // Loads in flight: the dataset's rows in them carry the layout that was current when they started.
+      for (const epoch of new Set(this.active.values())) {
+        const then = list.filter((l) => l.id <= epoch).pop();
+        widen(ranges, then?.slots.length ? then.id : 0, anyTs);
+      }
       const byId = new Map(list.map((l) => [l.id, l]));
       for (const [id, stored] of ranges) {
         const layout = byId.get(id);
@@ -337,6 +355,6 @@ export class HotLoad {
 
   /** After the INSERT, whether it succeeded or not (a failed one may have stored some rows). */
   done(): void {
-    this.layouts.recordLoaded(this.ranges);
+    this.layouts.recordLoaded(this, this.ranges);
   }
 }
