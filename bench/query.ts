@@ -31,6 +31,8 @@ import { hotColumn, type HotSlot } from '../src/engine/hot-columns.js';
 import { benchDatabaseUrl, ClickHouseHosts, dropClickHouseDatabase, findClickHouse, generateEvents, traceStatements } from './clickhouse-support.js';
 
 const sizes = (process.env.BENCH_QUERY_SIZES ?? '1000000,10000000').split(',').map(Number);
+/** BENCH_DUCKDB=0: the ClickHouse part only. */
+const duckSizes = process.env.BENCH_DUCKDB === '0' ? [] : sizes;
 const runs = Number(process.env.BENCH_RUNS ?? 15);
 /** Raw and HTTP measurements alternate this many times per size. */
 const phases = Number(process.env.BENCH_PHASES ?? 3);
@@ -165,7 +167,7 @@ const openRaw = () => DuckDBInstance.create(dbFile, eventStoreSettings(path.join
 
 let generated = 0;
 console.log(`bench:query — ${runs} runs per figure in ${phases} alternating raw/HTTP phases (median), data dir ${dir}`);
-for (const size of sizes) {
+for (const size of duckSizes) {
   // 2. Generate events up to `size` straight into DuckDB.
   const t = performance.now();
   const instance = await openRaw();
@@ -367,7 +369,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
     const seeded = await seed(chServer);
     const chIds = [...seeded.datasetIds.values()];
     engine = await ClickHouseEngine.open(url);
-    const client = httpClient(chServer.apiUrl, seeded.token);
+    let client = httpClient(chServer.apiUrl, seeded.token);
 
     /** What the query service hands the store for `q` (query-service.ts), run on the engine directly. */
     const rawCall = (q: string, now: number) => {
@@ -438,6 +440,14 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
         console.log(`    ${name}: ${trace.length} statement${trace.length === 1 ? '' : 's'}: ${trace.map((s) => `${fmt(s.ms, 1)}`).join(' + ')} ms`);
         if (process.env.BENCH_VERBOSE) for (const s of trace) console.log(`      ${fmt(s.ms, 1)} ms  ${abbreviate(s.sql)}`);
       }
+      // Hot payload keys (issue #31), as on DuckDB: a server restarted on the filled columns.
+      client.close();
+      chServer = await clickHouseHotKeyRows(chServer, seeded, hosts, size, async () => {
+        await chServer!.close();
+        chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url }), { logger: false });
+        return chServer;
+      });
+      client = httpClient(chServer.apiUrl, seeded.token);
     }
     client.close();
   } finally {
@@ -448,4 +458,102 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
     fs.rmSync(chDir, { recursive: true, force: true });
   }
   return results;
+}
+
+/**
+ * Hot payload keys on ClickHouse (issue #31): bench:query's DuckDB "hot payload keys" rows on
+ * the ClickHouse server, HTTP medians of each pair with the keys read from the flattened arrays,
+ * then with `map`, `ping` and `round` hot on the three datasets (made hot through the server's
+ * store; the generated rows' slot columns filled by a mutation on each shard with exactly what
+ * the loader writes: the arrays' elements at the key's path), on a server restarted so that its
+ * engine asks the table which layouts the rows carry. Bytes per event from system.columns.
+ */
+async function clickHouseHotKeyRows(
+  running: Awaited<ReturnType<typeof startServer>>,
+  seeded: Awaited<ReturnType<typeof seed>>,
+  hosts: ClickHouseHosts,
+  size: number,
+  restart: () => Promise<Awaited<ReturnType<typeof startServer>>>,
+): Promise<Awaited<ReturnType<typeof startServer>>> {
+  const pairs = [
+    ['count where severity', 'severity == error stats count()'],
+    ['count where payload.map', 'payload.map == dust stats count()'],
+    ['group by source', 'group by source'],
+    ['group by payload.map', 'group by payload.map'],
+    ['p95(bytes_raw) by source', 'stats p95(bytes_raw) by source'],
+    ['p95(payload.ping) by source', 'stats p95(payload.ping) by source'],
+  ] as const;
+  const measure = async (server: Awaited<ReturnType<typeof startServer>>) => {
+    const samples = new Map<string, number[]>(pairs.map(([name]) => [name, []]));
+    const client = httpClient(server.apiUrl, seeded.token);
+    for (let phase = 0; phase < phases; phase++) {
+      for (const [name, q] of pairs) samples.get(name)!.push(...(await time(Math.max(1, Math.ceil(runs / phases)), () => client.post(q), chWarmups)));
+    }
+    client.close();
+    return new Map([...samples].map(([name, list]) => [name, median(list)]));
+  };
+  const columnBytes = async () => {
+    let all = 0;
+    let hot = 0;
+    for (let h = 0; h < hosts.clients.length; h++) {
+      const rows = await hosts.select<{ name: string; b: string }>(
+        h,
+        `SELECT name, toString(data_compressed_bytes) AS b FROM system.columns WHERE database = '${hosts.database}' AND table = '${hosts.localTable.split('.')[1]}'`,
+      );
+      for (const r of rows) {
+        all += Number(r.b);
+        if (r.name.startsWith('hot_')) hot += Number(r.b);
+      }
+    }
+    return { all, hot };
+  };
+  const json = await measure(running);
+  const chIds = [...seeded.datasetIds.values()];
+  for (const id of chIds) {
+    await running.events.store.setHotKeys(seeded.tenant, id, [
+      { pointer: '/map', type: 'string' },
+      { pointer: '/ping', type: 'number' },
+      { pointer: '/round', type: 'number' },
+    ]);
+  }
+  const t = performance.now();
+  const layouts = await hosts.select<{ id: number; dataset_id: string; slots: string }>(0, `SELECT id, dataset_id, slots FROM ${hosts.database}.event_hot_layouts ORDER BY id`);
+  const latest = new Map(layouts.map((l) => [l.dataset_id, l]));
+  for (let h = 0; h < hosts.clients.length; h++) {
+    for (const [datasetId, layout] of latest) {
+      const slots = JSON.parse(layout.slots) as HotSlot[];
+      const at = (pointer: string) => `indexOf(payload_paths, '${pointer}')`;
+      const set = slots.flatMap((s) => [
+        `hot_t${s.slot} = arrayElement(payload_types, ${at(s.pointer)})`,
+        `hot_s${s.slot} = arrayElement(payload_text, ${at(s.pointer)})`,
+        `hot_n${s.slot} = arrayElement(payload_numbers, ${at(s.pointer)})`,
+        // As the loader's hotJson: '' where the reader writes it from the other columns.
+        `hot_j${s.slot} = multiIf(arrayElement(payload_types, ${at(s.pointer)}) = 1 AND arrayElement(payload_json, ${at(s.pointer)}) = concat('"', arrayElement(payload_text, ${at(s.pointer)}), '"'), '', ` +
+          `arrayElement(payload_types, ${at(s.pointer)}) = 2 AND abs(arrayElement(payload_numbers, ${at(s.pointer)})) < 1e15 AND arrayElement(payload_json, ${at(s.pointer)}) = toString(toInt64(arrayElement(payload_numbers, ${at(s.pointer)}))), '', ` +
+          `arrayElement(payload_json, ${at(s.pointer)}))`,
+      ]);
+      await hosts.command(h, `ALTER TABLE ${hosts.localTable} UPDATE hot_layout = ${Number(layout.id)}, ${set.join(', ')} WHERE dataset_id = '${datasetId}'`);
+    }
+  }
+  for (let h = 0; h < hosts.clients.length; h++) {
+    for (;;) {
+      const [row] = await hosts.select<{ n: string }>(h, `SELECT count() AS n FROM system.mutations WHERE database = '${hosts.database}' AND is_done = 0`);
+      if (Number(row?.n ?? 0) === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  await hosts.waitForMerges();
+  const fillMs = performance.now() - t;
+  const bytes = await columnBytes();
+  const server = await restart();
+  const hot = await measure(server);
+  console.log(`  hot payload keys on ClickHouse (map, ping, round; filled by mutations in ${fmt(fillMs / 1000, 1)} s), HTTP medians, ms:`);
+  for (const [name] of pairs) console.log(`    ${name.padEnd(28)} json ${fmt(json.get(name)!, 1).padStart(8)}   hot ${fmt(hot.get(name)!, 1).padStart(8)}`);
+  const ratio = (a: string, b: string) => `${fmt(hot.get(a)! / hot.get(b)!, 2)}× (was ${fmt(json.get(a)! / json.get(b)!, 2)}×)`;
+  console.log(`    hot key / canonical: filter ${ratio('count where payload.map', 'count where severity')}, group by ${ratio('group by payload.map', 'group by source')}, p95 by source ${ratio('p95(payload.ping) by source', 'p95(bytes_raw) by source')}`);
+  const total = await hosts.count();
+  console.log(
+    `    bytes per event (compressed, system.columns): ${fmt((bytes.all - bytes.hot) / total, 1)} without hot columns, ${fmt(bytes.all / total, 1)} with 3 (${fmt((bytes.all / (bytes.all - bytes.hot) - 1) * 100, 1)}% more; ${fmt(size)} generated)`,
+  );
+  return server;
 }

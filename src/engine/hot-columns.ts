@@ -44,6 +44,14 @@ export interface HotLayout {
   id: number;
   datasetId: string;
   slots: HotSlot[];
+  /**
+   * ClickHouse only (clickhouse/clickhouse-hot-layouts.ts), where a read uses a column only when
+   * every row it reads carries it: the ts range of the dataset's stored rows loaded with this
+   * layout (absent: none). Layout 0, with no slots, stands for rows loaded without hot keys.
+   */
+  stored?: { minTs: number; maxTs: number };
+  /** ClickHouse only: the layout the dataset's next rows are loaded with (rows not loaded yet carry it). */
+  current?: boolean;
 }
 
 export const hotStringColumn = (column: number): string => `hot_s${column}`;

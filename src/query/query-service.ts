@@ -22,7 +22,8 @@ import {
   compileStats,
   planStats,
   statsRowLimit,
-  hotReadsOf,
+  hotContext,
+  hotReadsFor,
   decodeGroupValue,
   withinDatasets,
   parseSoql,
@@ -133,9 +134,9 @@ export class QueryService {
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
-    // Hot payload keys: read from their typed columns where a row has them (DuckDB).
-    const hot = dialect === 'duckdb' && usesPayload(query) ? hotReadsOf(await this.deps.store.hotLayouts(tenant, [...datasetIds.values()])) : undefined;
-    const compiled = compileFilter(query, { now, datasetIds, ...(hot ? { hot } : {}) }, dialect);
+    // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts, clickhouse-hot.ts).
+    const hot = usesPayload(query) ? hotReadsFor(dialect, await this.deps.store.hotLayouts(tenant, [...datasetIds.values()]), query, { now, datasetIds }) : undefined;
+    const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
     const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
 
     if (query.stats) {

@@ -24,7 +24,8 @@ import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
 import { clickhouseEventColumns, duplicateColumnCode, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
-import type { HotLayout } from '../hot-columns.js';
+import type { HotKey, HotLayout } from '../hot-columns.js';
+import { ClickHouseHotLayouts } from './clickhouse-hot-layouts.js';
 
 /** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
 const eventColumns = 'seq, log_id, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
@@ -135,6 +136,8 @@ export class ClickHouseEngine implements EventEngine {
   private closed = false;
   /** Per tenant key: a lower bound of its newest event's ts (page windows' anchor), and when it was checked. */
   private readonly newest = new Map<string, { ts: number; checkedAt: number }>();
+  /** Hot payload keys' layouts and columns (opened after the migrations). */
+  private hot!: ClickHouseHotLayouts;
 
   private constructor(
     private readonly target: ClickHouseTarget,
@@ -169,6 +172,14 @@ export class ClickHouseEngine implements EventEngine {
     const engine = new ClickHouseEngine(parseClickHouseUrl(url), parseBytes(options.memoryLimit ?? '1GB'), options.logId ?? '');
     try {
       await engine.migrate();
+      engine.hot = await ClickHouseHotLayouts.open({
+        clients: engine.clients,
+        db: engine.db,
+        table: engine.table,
+        cluster: engine.target.cluster,
+        command: (client, sql) => engine.command(client, sql),
+        select: (client, sql, params) => engine.select(client, sql, params),
+      });
       return engine;
     } catch (error) {
       await engine.close();
@@ -299,6 +310,7 @@ export class ClickHouseEngine implements EventEngine {
     if (this.closed) throw new Error('event store closed');
     if (this.presentUnknown) await this.findPresent();
     const rows = new RowBinaryWriter();
+    const hot = this.hot.forLoad(records);
     let count = 0;
     const present = this.present;
     const newestLoaded = new Map<string, number>();
@@ -334,13 +346,14 @@ export class ClickHouseEngine implements EventEngine {
         rows.float64Array(flat.numbers);
         rows.stringArray(flat.json);
         rows.string(this.logId);
+        hot.write(rows, batch.datasetId, Math.trunc(batch.ts), flat);
       }
       newestLoaded.set(tenant, newest);
     }
     try {
       if (count) {
         const result = await this.first.exec({
-          query: `INSERT INTO ${this.db}.events (${insertColumns}) FORMAT RowBinary`,
+          query: `INSERT INTO ${this.db}.events (${insertColumns}${hot.columns}) FORMAT RowBinary`,
           values: Readable.from([rows.written]),
           // Through a Distributed table: answered once every shard has its rows (not queued).
           clickhouse_settings: this.target.cluster ? { insert_distributed_sync: 1 } : {},
@@ -352,6 +365,8 @@ export class ClickHouseEngine implements EventEngine {
       // Some rows may be stored: the next attempt asks which (findPresent) before loading again.
       this.presentUnknown = true;
       throw this.translate(error);
+    } finally {
+      hot.done();
     }
     this.loaded = lastSeq;
     for (const [tenant, ts] of newestLoaded) {
@@ -540,6 +555,8 @@ export class ClickHouseEngine implements EventEngine {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
+    // The layouts' ts ranges may have shrunk: asked of the table again.
+    this.hot.forget(datasetId);
     return due;
   }
 
@@ -575,11 +592,14 @@ export class ClickHouseEngine implements EventEngine {
     return Object.fromEntries(rows.map((r) => [r.log_id, Number(r.last)]));
   }
 
-  /** Hot columns are not built on ClickHouse yet (issue #31): every payload read stays on the flattened paths. */
-  async setHotKeys(): Promise<void> {}
+  /** The dataset's hot payload keys for rows loaded from now on (clickhouse-hot-layouts.ts). */
+  setHotKeys(_tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    return this.hot.set(datasetId, keys);
+  }
 
-  async hotLayouts(): Promise<HotLayout[]> {
-    return [];
+  /** Per dataset, the layouts its rows carry and their ts ranges (the compiler reads a column only when every row has it). */
+  hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    return this.hot.forRead(tenantKey(tenant), datasetIds);
   }
 
   async ping(): Promise<void> {

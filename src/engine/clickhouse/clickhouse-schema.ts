@@ -19,6 +19,7 @@
  * each log has an id (log-id.ts), each row carries its log's id and seq, and `event_loaders`
  * (first host only is read) holds each log's position loaded so far. `event_loader`, the one
  * position of the single log before log ids (its rows have log_id ''), is still read for that log.
+ * `event_hot_layouts` (first host only) holds the hot-key layouts (clickhouse-hot-layouts.ts).
  */
 
 import { columnIndex, eventColumnList } from '../event-columns.js';
@@ -50,11 +51,13 @@ export const clickhouseEventColumns: ReadonlyArray<{ name: string; type: string;
   { name: 'log_id', type: 'String', since: 2 },
 ];
 
+const columnsDdl = (columns: typeof clickhouseEventColumns) => `\n${columns.map((c) => `  ${c.name} ${c.type}`).join(',\n')}`;
+
 /** The columns migration 1 created: later ones are added by their migration (`since`), on old and new tables alike. */
-const eventsColumnsDdl = `\n${clickhouseEventColumns
-  .filter((c) => !c.since)
-  .map((c) => `  ${c.name} ${c.type}`)
-  .join(',\n')}`;
+const v1ColumnsDdl = columnsDdl(clickhouseEventColumns.filter((c) => !c.since));
+
+/** Every column the events table has once migrated (tests that build a table of their own). */
+export const eventsColumnsDdl = columnsDdl(clickhouseEventColumns);
 
 /** ALTER statements adding migration `version`'s columns to the MergeTree table and, in a cluster, to the Distributed one. */
 function addedColumns(layout: SchemaLayout, version: number): string[] {
@@ -73,7 +76,7 @@ export const migrations: ReadonlyArray<{ version: number; what: string; statemen
       const db = layout.database;
       const table = mergeTreeTable(layout);
       const statements = [
-        `CREATE TABLE IF NOT EXISTS ${db}.${table} (${eventsColumnsDdl}\n) ENGINE = MergeTree PARTITION BY intDiv(ts, 2592000000) ORDER BY (tenant, ts)`,
+        `CREATE TABLE IF NOT EXISTS ${db}.${table} (${v1ColumnsDdl}\n) ENGINE = MergeTree PARTITION BY intDiv(ts, 2592000000) ORDER BY (tenant, ts)`,
         `CREATE TABLE IF NOT EXISTS ${db}.event_loader (position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY tuple()`,
       ];
       if (layout.cluster) {
@@ -90,6 +93,13 @@ export const migrations: ReadonlyArray<{ version: number; what: string; statemen
     statements: (layout) => [
       ...addedColumns(layout, 2),
       `CREATE TABLE IF NOT EXISTS ${layout.database}.event_loaders (log_id String, position UInt64) ENGINE = ReplacingMergeTree(position) ORDER BY log_id`,
+    ],
+  },
+  {
+    version: 3,
+    what: 'hot payload keys: the layouts (clickhouse-hot-layouts.ts; their columns are added when a layout first needs them)',
+    statements: (layout) => [
+      `CREATE TABLE IF NOT EXISTS ${layout.database}.event_hot_layouts (id UInt32, dataset_id String, slots String) ENGINE = MergeTree ORDER BY id`,
     ],
   },
 ];

@@ -15,7 +15,9 @@ export function freshClickHouseUrl(base: string): string {
 export async function dropClickHouseDatabase(url: string): Promise<void> {
   const target = parseClickHouseUrl(url);
   for (const host of target.hosts) {
-    const client = createClient({ url: host, username: target.username, password: target.password, log: { level: 127 as never } });
+    // A database of many parts (hot columns make each part hundreds of files) can take longer
+    // than the client's default 30 s to drop on a loaded machine.
+    const client = createClient({ url: host, username: target.username, password: target.password, request_timeout: 300_000, log: { level: 127 as never } });
     try {
       await client.command({ query: `DROP DATABASE IF EXISTS ${target.database}` });
     } finally {

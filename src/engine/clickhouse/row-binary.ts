@@ -44,6 +44,11 @@ export class RowBinaryWriter {
     this.at = this.buffer.writeInt32LE(n, this.at);
   }
 
+  uint32(n: number): void {
+    this.room(4);
+    this.at = this.buffer.writeUInt32LE(n, this.at);
+  }
+
   /** Int64 / UInt64 of a safe integer (epoch ms, seq). */
   int64(n: number): void {
     this.room(8);

@@ -8,6 +8,7 @@
 import type { CompiledGroupKey } from '../../engine/event-store.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
+import { hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
 
 /**
  * The SQL expression to GROUP BY. A payload value is the node's `payload_json` element, the
@@ -18,9 +19,13 @@ import { jsonPointer } from './duckdb.js';
  * (documented in docs/soql-clickhouse.md), rather than a key decodeGroupValue cannot parse.
  * The path is a `?` parameter (a JSON pointer), like every payload path of the filter.
  */
-export function compileClickHouseGroupKey(field: FieldRef): CompiledGroupKey {
+export function compileClickHouseGroupKey(field: FieldRef, hot?: ClickHouseHotReads): CompiledGroupKey {
   if (field.kind === 'payload') {
-    return { sql: "nullIf(nullIf(arrayElement(payload_json, indexOf(payload_paths, ?)), 'null'), '')", params: [jsonPointer(field.path)] };
+    const pointer = jsonPointer(field.path);
+    // A hot key's JSON-text column holds the same element (clickhouse-hot.ts).
+    const column = hotJsonOf(hot, pointer);
+    if (column) return { sql: `nullIf(nullIf(${column}, 'null'), '')`, params: [] };
+    return { sql: "nullIf(nullIf(arrayElement(payload_json, indexOf(payload_paths, ?)), 'null'), '')", params: [pointer] };
   }
   switch (field.name) {
     case 'dataset':

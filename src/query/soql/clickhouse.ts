@@ -38,11 +38,14 @@ import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, t
 import { isWildcard, payloadReadings, resolveTime } from './literals.js';
 import { payloadType } from '../../engine/clickhouse/payload-paths.js';
 import { float64Hex } from '../../engine/clickhouse/literal.js';
+import { hotColumnOf, hotGuard } from './clickhouse-hot.js';
 
 export function compileClickHouseFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
   const where = query.filter ? new Compiler(ctx, params).expr(query.filter) : '1';
-  return { where, params };
+  // Hot columns read: only the rows of the layouts they were chosen for (clickhouse-hot.ts).
+  const guard = hotGuard(ctx.clickHouseHot);
+  return { where: guard ? `(${guard} AND ${where})` : where, params };
 }
 
 
@@ -108,8 +111,20 @@ class Compiler {
     }
   }
 
+  /** `has(payload_paths, ?)`, or the key's hot type column is not 0 (missing). */
+  private has(pointer: string): string {
+    const type = hotColumnOf(this.ctx.clickHouseHot, pointer, 't');
+    return type ? `(${type} != 0)` : `has(payload_paths, ${this.p(pointer)})`;
+  }
+
+  /** The key's element of one of the flattened arrays, or its hot column (clickhouse-hot.ts). */
+  private element(pointer: string, array: 'payload_types' | 'payload_text' | 'payload_numbers'): string {
+    const hot = hotColumnOf(this.ctx.clickHouseHot, pointer, array === 'payload_types' ? 't' : array === 'payload_text' ? 's' : 'n');
+    return hot ?? `arrayElement(${array}, indexOf(payload_paths, ${this.p(pointer)}))`;
+  }
+
   private exists(field: FieldRef): string {
-    if (field.kind === 'payload') return `has(payload_paths, ${this.p(jsonPointer(field.path))})`;
+    if (field.kind === 'payload') return this.has(jsonPointer(field.path));
     if (field.name === 'actor' || field.name === 'source') return `(${field.name} IS NOT NULL)`;
     return '1';
   }
@@ -154,14 +169,13 @@ class Compiler {
     if (value.type !== 'text') return '0';
     if (op === '!=' || op === '!:') {
       // The presence test's parameter must be pushed before the ones of the positive test.
-      const present = `has(payload_paths, ${this.p(pointer)})`;
+      const present = this.has(pointer);
       return `(${present} AND NOT ${this.payload(pointer, op === '!=' ? '==' : ':', value)})`;
     }
     const r = payloadReadings(value.text, value.quoted);
-    const at = (): string => `indexOf(payload_paths, ${this.p(pointer)})`;
-    const type = (): string => `arrayElement(payload_types, ${at()})`;
-    const str = (): string => `arrayElement(payload_text, ${at()})`;
-    const num = (): string => `arrayElement(payload_numbers, ${at()})`;
+    const type = (): string => this.element(pointer, 'payload_types');
+    const str = (): string => this.element(pointer, 'payload_text');
+    const num = (): string => this.element(pointer, 'payload_numbers');
     const branches: string[] = [];
     if (op === ':') {
       const pattern = likePattern(value.text, isWildcard(value.text, value.quoted));

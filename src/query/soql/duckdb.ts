@@ -25,6 +25,7 @@ import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime } from './literals.js';
 import { compareCodePoints } from './text.js';
 import { hotNumber, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
+import type { ClickHouseHotReads } from './clickhouse-hot.js';
 
 export type SqlParam = string | number | boolean;
 
@@ -40,6 +41,8 @@ export interface DuckDbContext {
   datasetIds: ReadonlyMap<string, string>;
   /** Payload keys readable from hot columns (duckdb-hot.ts; absent: every read parses the JSON). */
   hot?: HotReads;
+  /** The same on ClickHouse (clickhouse-hot.ts; absent: every read goes to the flattened arrays). */
+  clickHouseHot?: ClickHouseHotReads;
 }
 
 export function compileDuckDbFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {

@@ -17,6 +17,10 @@ import { compileClickHouseGroupKey } from './clickhouse-group.js';
 import { compileDuckDbFilter, type DuckDbContext, type SqlParam } from './duckdb.js';
 import { compileDuckDbGroupKey } from './duckdb-group.js';
 import type { HotReads } from './duckdb-hot.js';
+import { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads } from './clickhouse-hot.js';
+import { hotReadsOf } from './duckdb-hot.js';
+import type { HotLayout } from '../../engine/hot-columns.js';
+import type { AnyHotReads } from './stats.js';
 
 export type {
   CanonicalField,
@@ -44,6 +48,8 @@ export {
 export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
 export { compileClickHouseFilter } from './clickhouse.js';
 export { hotReadsOf, noHotReads, type HotReads } from './duckdb-hot.js';
+export { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads, type ReadScope } from './clickhouse-hot.js';
+export type { AnyHotReads } from './stats.js';
 export { compileClickHouseGroupKey } from './clickhouse-group.js';
 
 /** The SQL an events engine speaks (declared by the engine, event-store.ts). */
@@ -61,13 +67,39 @@ export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: Sql
 }
 
 /** The `group by` key expression in the dialect's SQL; decodeGroupValue reads both alike. */
-export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: HotReads): CompiledGroupKey {
+export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: AnyHotReads): CompiledGroupKey {
+  const chHot = hot && 'dialect' in hot ? hot : undefined;
   switch (dialect) {
     case 'duckdb':
-      return compileDuckDbGroupKey(field, hot);
+      return compileDuckDbGroupKey(field, chHot ? undefined : (hot as HotReads | undefined));
     case 'clickhouse':
-      return compileClickHouseGroupKey(field);
+      return compileClickHouseGroupKey(field, chHot);
   }
+}
+
+/**
+ * The hot reads of a query in the dialect, from the store's layouts of the query's datasets
+ * (EventStore.hotLayouts). DuckDB reads a column per row where it can (duckdb-hot.ts);
+ * ClickHouse only for the keys every row in the query's scope has (clickhouse-hot.ts).
+ */
+export function hotReadsFor(
+  dialect: SqlDialect,
+  layouts: readonly HotLayout[],
+  query: SoqlQuery,
+  ctx: { now: number; datasetIds: ReadonlyMap<string, string> },
+): AnyHotReads {
+  switch (dialect) {
+    case 'duckdb':
+      return hotReadsOf(layouts);
+    case 'clickhouse':
+      return layouts.length ? clickHouseHotReadsOf(layouts, readScope(query, ctx)) : noClickHouseHotReads;
+  }
+}
+
+/** The compile context's field for hot reads of either dialect. */
+export function hotContext(hot: AnyHotReads | undefined): { hot?: HotReads; clickHouseHot?: ClickHouseHotReads } {
+  if (!hot) return {};
+  return 'dialect' in hot ? { clickHouseHot: hot } : { hot };
 }
 
 /**

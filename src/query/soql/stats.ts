@@ -27,6 +27,12 @@ import { resolveTime } from './literals.js';
 import { payloadType } from '../../engine/clickhouse/payload-paths.js';
 import { byItemText } from './print.js';
 import { hotNumber, noHotReads, type HotReads } from './duckdb-hot.js';
+import { hotColumnOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+
+/** Hot reads of either dialect (duckdb-hot.ts, clickhouse-hot.ts). */
+export type AnyHotReads = HotReads | ClickHouseHotReads;
+const duckHot = (hot: AnyHotReads): HotReads => ('dialect' in hot ? noHotReads : hot);
+const clickHouseHot = (hot: AnyHotReads): ClickHouseHotReads | undefined => ('dialect' in hot ? hot : undefined);
 
 /** Bins over the query's time range (SOQL.md). */
 export const maxBins = 1_440;
@@ -116,16 +122,18 @@ export function planStats(query: SoqlQuery, q: string, now: number): SoqlQuery {
   return { ...query, filter };
 }
 
-const groupKey = (field: FieldRef, dialect: SqlDialect, hot: HotReads): CompiledGroupKey =>
-  dialect === 'duckdb' ? compileDuckDbGroupKey(field, hot) : compileClickHouseGroupKey(field);
+const groupKey = (field: FieldRef, dialect: SqlDialect, hot: AnyHotReads): CompiledGroupKey =>
+  dialect === 'duckdb' ? compileDuckDbGroupKey(field, duckHot(hot)) : compileClickHouseGroupKey(field, clickHouseHot(hot));
 
 /** A field's numbers: NULL where the event has no number there. */
-function numbers(field: FieldRef, dialect: SqlDialect, hot: HotReads): CompiledGroupKey {
+function numbers(field: FieldRef, dialect: SqlDialect, hot: AnyHotReads): CompiledGroupKey {
   // The parser lets only bytes_raw through among the canonical fields.
   if (field.kind === 'canonical') return { sql: dialect === 'duckdb' ? 'CAST(bytes_raw AS DOUBLE)' : 'toFloat64(bytes_raw)', params: [] };
   const pointer = jsonPointer(field.path);
   // One JSON parse per row, as the filter's number branch reads it.
-  if (dialect === 'duckdb') return { sql: hotNumber(hot, pointer, () => duckDbPayloadNumber('?')), params: [pointer] };
+  if (dialect === 'duckdb') return { sql: hotNumber(duckHot(hot), pointer, () => duckDbPayloadNumber('?')), params: [pointer] };
+  const [type, number] = [hotColumnOf(clickHouseHot(hot), pointer, 't'), hotColumnOf(clickHouseHot(hot), pointer, 'n')];
+  if (type && number) return { sql: `if(${type} = ${payloadType.number}, ${number}, NULL)`, params: [] };
   return {
     sql: `if(arrayElement(payload_types, indexOf(payload_paths, ?)) = ${payloadType.number}, arrayElement(payload_numbers, indexOf(payload_paths, ?)), NULL)`,
     params: [pointer, pointer],
@@ -151,7 +159,7 @@ function clickHousePercentile(x: CompiledGroupKey, level: number, index: number)
   return { sql, params: x.params };
 }
 
-function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number, hot: HotReads): CompiledGroupKey {
+function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number, hot: AnyHotReads): CompiledGroupKey {
   if (a.fn === 'count') return { sql: dialect === 'duckdb' ? 'count(*)' : 'count()', params: [] };
   if (a.fn === 'count_distinct') {
     const key = groupKey(a.field, dialect, hot);
@@ -169,7 +177,7 @@ function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number, hot
 /** A bin's key: ts rounded down to a multiple of the width (epoch-aligned, also before 1970). */
 const binKey = (width: number): CompiledGroupKey => ({ sql: `(ts - (((ts % ${width}) + ${width}) % ${width}))`, params: [] });
 
-export function compileStats(stats: StatsClause, dialect: SqlDialect, hot: HotReads = noHotReads): CompiledStats {
+export function compileStats(stats: StatsClause, dialect: SqlDialect, hot: AnyHotReads = noHotReads): CompiledStats {
   const keys = stats.by.map((b) => (b.kind === 'bin' ? binKey(binMs(b)) : groupKey(b.field, dialect, hot)));
   const values = stats.aggregates.map((a, i) => aggregateSql(a, dialect, i, hot));
   // With a bin: by bin, then the first aggregate descending; without: the first aggregate

@@ -1,0 +1,360 @@
+/**
+ * Hot payload keys on ClickHouse (issue #31; docs/events-engine.md "Hot payload keys"). A
+ * dataset's hot keys get typed columns the SOQL compiler reads instead of the flattened payload
+ * arrays (payload-paths.ts), which every row holds in full.
+ *
+ * Columns. A layout puts each key in a *slot* (0–31); slot i is four columns, exactly the four
+ * elements the arrays hold at the key's path (flattenPayload, looked up with indexOf as the
+ * compiler's `indexOf(payload_paths, ?)` does):
+ *   hot_t<i> UInt8   = payload_types[k]    (0: the key is missing)
+ *   hot_s<i> String  = payload_text[k]     (a string; 'true'/'false' for a boolean; else '')
+ *   hot_n<i> Float64 = payload_numbers[k]  (a number; else 0)
+ *   hot_j<i> String  = payload_json[k]     (the node's JSON text: `group by` keys), '' where
+ *                      the reader writes it from the others (hotJson: plain strings, integers)
+ * and, per row, `hot_layout UInt32`: the layout the row was loaded with (0: none). So a slot
+ * column holds whatever type the value has (no "other type" rows to send to the JSON, unlike
+ * DuckDB's), and replacing an array read by the column is exact by construction for every
+ * row loaded with a layout holding the key. The slots are shared by the datasets (32 at most,
+ * whatever the number of datasets); a key keeps its slot as long as it stays hot, even when its
+ * type changes. Columns are added (ALTER TABLE ADD COLUMN, on every host's MergeTree table and
+ * Distributed table, a change of metadata only: older parts read the defaults) when a layout
+ * first needs them, so a store without hot keys has none of them.
+ *
+ * Why not a CASE per row as on DuckDB: ClickHouse 18.16 evaluates both branches of `if` and
+ * `multiIf` for every row, so a fallback to the arrays in the same expression would read and
+ * search them for every row anyway. Instead a read uses the columns only when every row it can
+ * read carries a layout holding the key (`hotLayouts` tells which layouts the rows of each
+ * dataset carry, and over which ts range), and the arrays otherwise (src/query/soql/clickhouse-hot.ts).
+ *
+ * Layouts are kept in `event_hot_layouts` (first host) and in memory; the ts ranges of the rows
+ * per (dataset, layout) are asked of the table once per dataset (then kept up to date by the
+ * loads, and asked again after a retention delete).
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import { maxHotKeys, type HotKey, type HotLayout, type HotSlot } from '../hot-columns.js';
+import type { SqlValue } from './literal.js';
+import { payloadType, type FlatPayload } from './payload-paths.js';
+import type { RowBinaryWriter } from './row-binary.js';
+import { BatchReader } from '../wal/event-batch.js';
+import type { LoadRecord } from '../engine.js';
+
+/** The four columns of slot i, with their ClickHouse types (their defaults are the arrays' "missing"). */
+export const hotSlotColumns = (slot: number): Array<{ name: string; type: string }> => [
+  { name: `hot_t${slot}`, type: 'UInt8' },
+  { name: `hot_s${slot}`, type: 'String' },
+  { name: `hot_n${slot}`, type: 'Float64' },
+  { name: `hot_j${slot}`, type: 'String' },
+];
+
+/** Whether a column of `events` is a hot column (one this file names). */
+export const isClickHouseHotColumn = (name: string): boolean => /^hot_(?:layout|[tsnj](?:[12]?\d|3[01]))$/.test(name);
+
+/**
+ * The next layout's slots: a key already hot keeps its slot whatever its type now (the columns
+ * hold every type); new keys take the lowest free slots. `column` is the slot. Undefined when
+ * `keys` are the current keys with the same types.
+ */
+export function clickHouseSlots(current: readonly HotSlot[], keys: readonly HotKey[]): HotSlot[] | undefined {
+  const seen = new Set<string>();
+  const wanted = keys.filter((k) => !seen.has(k.pointer) && seen.add(k.pointer)).slice(0, maxHotKeys);
+  const same = wanted.length === current.length && wanted.every((k) => current.some((s) => s.pointer === k.pointer && s.type === k.type));
+  if (same) return undefined;
+  const used = new Set<number>();
+  const slots: HotSlot[] = [];
+  for (const k of wanted) {
+    const kept = current.find((s) => s.pointer === k.pointer);
+    if (kept) {
+      slots.push({ ...k, slot: kept.slot, column: kept.slot });
+      used.add(kept.slot);
+    }
+  }
+  for (const k of wanted) {
+    if (current.some((s) => s.pointer === k.pointer)) continue;
+    let slot = 0;
+    while (used.has(slot)) slot++;
+    used.add(slot);
+    slots.push({ ...k, slot, column: slot });
+  }
+  return slots.sort((a, b) => a.slot - b.slot);
+}
+
+/**
+ * hot_j's value for a node: its JSON text, or '' when the reader can write it from the other
+ * columns (clickhouse-hot.ts `hotJsonOf`): a string whose JSON is itself in quotes (no `"`, `\`,
+ * control character or lone surrogate), a safe integer below 10^15 (its digits). A string's or
+ * number's JSON is never '', so '' is unambiguous for them; this keeps the column from holding
+ * every string twice.
+ */
+export function hotJson(type: number, text: string, number: number, json: string): string {
+  if (type === payloadType.string && json.length === text.length + 2 && json === `"${text}"`) return '';
+  if (type === payloadType.number && Number.isSafeInteger(number) && Math.abs(number) < 1e15 && json === String(number)) return '';
+  return json;
+}
+
+/** One row's values of the slot columns, from its flattened payload (the arrays' element at the key's path). */
+export function writeHotSlot(rows: RowBinaryWriter, flat: FlatPayload, pointer: string | undefined): void {
+  const k = pointer === undefined ? -1 : flat.paths.indexOf(pointer);
+  if (k < 0) {
+    rows.uint8(0);
+    rows.uint8(0); // '' (a zero length)
+    rows.float64(0);
+    rows.uint8(0);
+    return;
+  }
+  const type = flat.types[k]!;
+  const text = flat.text[k]!;
+  rows.uint8(type);
+  rows.string(text);
+  rows.float64(flat.numbers[k]!);
+  rows.string(hotJson(type, text, flat.numbers[k]!, flat.json[k]!));
+}
+
+type Range = { minTs: number; maxTs: number };
+type Ranges = Map<number, Range>;
+
+const widen = (ranges: Ranges, layout: number, range: Range): void => {
+  const r = ranges.get(layout);
+  if (!r) ranges.set(layout, { ...range });
+  else {
+    r.minTs = Math.min(r.minTs, range.minTs);
+    r.maxTs = Math.max(r.maxTs, range.maxTs);
+  }
+};
+
+/** What the layouts need of the engine: its hosts, tables and statements. */
+export interface HotLayoutsHost {
+  clients: readonly ClickHouseClient[];
+  db: string;
+  /** The MergeTree table of each host (events_local in a cluster). */
+  table: string;
+  cluster: string | undefined;
+  command(client: ClickHouseClient, sql: string): Promise<void>;
+  select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]>;
+}
+
+export class ClickHouseHotLayouts {
+  private readonly byDataset = new Map<string, HotLayout[]>();
+  private lastId = 0;
+  /** Hot columns of `events` (first host's MergeTree table). */
+  private columns = new Set<string>();
+  /** Per dataset: ts ranges of the rows per layout, as the table told (undefined: not asked yet). */
+  private readonly asked = new Map<string, Ranges>();
+  /** Per dataset: ts ranges of the rows this process loaded (kept beside `asked`, which may miss them). */
+  private readonly loaded = new Map<string, Ranges>();
+  /** Per dataset: bumped when its rows are deleted, so an answer asked before is not kept. */
+  private readonly generation = new Map<string, number>();
+  private changes: Promise<unknown> = Promise.resolve();
+  /**
+   * Loads whose rows may be landing now, by the last layout id when each took its layouts: their
+   * rows are in no range yet, so a read counts them as possibly there (a load that threw before
+   * its INSERT stays here: reads are then only more careful).
+   */
+  private readonly active = new Map<HotLoad, number>();
+
+  private constructor(private readonly host: HotLayoutsHost) {}
+
+  static async open(host: HotLayoutsHost): Promise<ClickHouseHotLayouts> {
+    const layouts = new ClickHouseHotLayouts(host);
+    const first = host.clients[0]!;
+    const rows = await host.select<{ id: number; dataset_id: string; slots: string }>(first, `SELECT id, dataset_id, slots FROM ${host.db}.event_hot_layouts ORDER BY id`, []);
+    for (const r of rows) layouts.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] });
+    layouts.columns = await layouts.columnsOf(first, host.table);
+    return layouts;
+  }
+
+  private async columnsOf(client: ClickHouseClient, table: string): Promise<Set<string>> {
+    const rows = await this.host.select<{ name: string }>(client, 'SELECT name FROM system.columns WHERE database = ? AND table = ?', [this.host.db, table]);
+    return new Set(rows.map((r) => r.name).filter(isClickHouseHotColumn));
+  }
+
+  private add(layout: HotLayout): void {
+    const list = this.byDataset.get(layout.datasetId) ?? [];
+    list.push(layout);
+    this.byDataset.set(layout.datasetId, list);
+    this.lastId = Math.max(this.lastId, layout.id);
+  }
+
+  /** The layout the dataset's rows are loaded with now (undefined: none, hot_layout 0). */
+  current(datasetId: string): HotLayout | undefined {
+    const list = this.byDataset.get(datasetId);
+    const last = list?.[list.length - 1];
+    return last?.slots.length ? last : undefined;
+  }
+
+  /**
+   * Makes `keys` the dataset's hot keys for rows loaded from now on (no-op when they are): adds
+   * the columns the layout needs on every host (MergeTree table first, then the Distributed
+   * one), stores the layout, and only then lets loads use it. One change at a time.
+   */
+  set(datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    const run = this.changes.then(() => this.setNow(datasetId, keys));
+    this.changes = run.catch(() => undefined);
+    return run;
+  }
+
+  private async setNow(datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    const slots = clickHouseSlots(this.current(datasetId)?.slots ?? [], keys);
+    if (!slots) return;
+    const needed = [{ name: 'hot_layout', type: 'UInt32' }, ...slots.flatMap((s) => hotSlotColumns(s.slot))];
+    if (needed.some((c) => !this.columns.has(c.name))) {
+      const tables = this.host.cluster ? [this.host.table, 'events'] : [this.host.table];
+      // Checked per host and table: a change cut short by a crash is completed, never repeated.
+      for (const client of this.host.clients) {
+        for (const table of tables) {
+          const has = await this.columnsOf(client, table);
+          const missing = needed.filter((c) => !has.has(c.name));
+          if (missing.length) {
+            await this.host.command(client, `ALTER TABLE ${this.host.db}.${table} ${missing.map((c) => `ADD COLUMN ${c.name} ${c.type}`).join(', ')}`);
+          }
+        }
+      }
+      for (const c of needed) this.columns.add(c.name);
+    }
+    const layout: HotLayout = { id: this.lastId + 1, datasetId, slots };
+    const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+    await this.host.command(this.host.clients[0]!, `INSERT INTO ${this.host.db}.event_hot_layouts (id, dataset_id, slots) VALUES (${layout.id}, ${quote(datasetId)}, ${quote(JSON.stringify(slots))})`);
+    this.add(layout);
+  }
+
+  /**
+   * The writer of one load's hot columns: only the slots the current layouts of the load's
+   * datasets use (the INSERT leaves the others, and hot_layout when none has one, to their
+   * defaults), so a load of datasets without hot keys writes what it wrote before.
+   */
+  forLoad(records: readonly LoadRecord[]): HotLoad {
+    // The layouts are taken now: one made while the rows are built waits for the next load.
+    const layouts = new Map<string, HotLayout>();
+    if (!this.byDataset.size || !this.columns.has('hot_layout')) return this.started(new HotLoad(this, layouts, [], ''));
+    const datasets = new Set<string>();
+    for (const { body } of records) {
+      const batch = new BatchReader(body);
+      while (batch.next()) datasets.add(batch.datasetId);
+    }
+    const used = new Set<number>();
+    for (const d of datasets) {
+      const layout = this.current(d);
+      if (layout) layouts.set(d, layout);
+      for (const s of layout?.slots ?? []) used.add(s.slot);
+    }
+    if (!layouts.size) return this.started(new HotLoad(this, layouts, [], ''));
+    const slots = [...used].sort((a, b) => a - b);
+    return this.started(new HotLoad(this, layouts, slots, `, hot_layout${slots.flatMap((slot) => hotSlotColumns(slot).map((c) => `, ${c.name}`)).join('')}`));
+  }
+
+  private started(load: HotLoad): HotLoad {
+    this.active.set(load, this.lastId);
+    return load;
+  }
+
+  /** A load's rows are stored (or may be, after a failed INSERT): their ranges count from now on. */
+  recordLoaded(load: HotLoad, ranges: ReadonlyMap<string, Ranges>): void {
+    this.active.delete(load);
+    for (const [datasetId, byLayout] of ranges) {
+      const mine = this.loaded.get(datasetId) ?? new Map<number, Range>();
+      for (const [layout, range] of byLayout) widen(mine, layout, range);
+      this.loaded.set(datasetId, mine);
+    }
+  }
+
+  /** Rows of the dataset were deleted: its ranges are asked of the table again. */
+  forget(datasetId: string): void {
+    this.generation.set(datasetId, (this.generation.get(datasetId) ?? 0) + 1);
+    this.asked.delete(datasetId);
+    this.loaded.delete(datasetId);
+  }
+
+  /**
+   * For a read over these datasets: per dataset, every layout its stored rows carry (with their
+   * ts range; layout 0, no slots, for rows loaded without hot keys) and the layout its next rows
+   * get (`current`). A dataset that never had hot keys: layout 0, current.
+   */
+  async forRead(tenantKey: string, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    const withLayouts = datasetIds.filter((d) => this.byDataset.has(d));
+    const unknown = withLayouts.filter((d) => !this.asked.has(d));
+    if (unknown.length) {
+      const generations = new Map(unknown.map((d) => [d, this.generation.get(d) ?? 0]));
+      const rows = await this.host.select<{ dataset_id: string; layout: number; min_ts: string; max_ts: string }>(
+        this.host.clients[0]!,
+        `SELECT dataset_id, hot_layout AS layout, toString(min(ts)) AS min_ts, toString(max(ts)) AS max_ts FROM ${this.host.db}.events ` +
+          `WHERE tenant = ? AND dataset_id IN (${unknown.map(() => '?').join(', ')}) GROUP BY dataset_id, layout`,
+        [tenantKey, ...unknown],
+      );
+      const fresh = new Map<string, Ranges>(unknown.map((d) => [d, new Map()]));
+      for (const r of rows) widen(fresh.get(r.dataset_id)!, Number(r.layout), { minTs: Number(r.min_ts), maxTs: Number(r.max_ts) });
+      for (const [d, ranges] of fresh) if ((this.generation.get(d) ?? 0) === generations.get(d)) this.asked.set(d, ranges);
+    }
+    const out: HotLayout[] = [];
+    for (const d of datasetIds) {
+      const list = this.byDataset.get(d);
+      const current = this.current(d);
+      if (!list) {
+        out.push({ id: 0, datasetId: d, slots: [], current: true });
+        continue;
+      }
+      const ranges = new Map<number, Range>();
+      for (const source of [this.asked.get(d), this.loaded.get(d)]) for (const [id, r] of source ?? []) widen(ranges, id, r);
+      // Not asked (the answer came after a delete): every layout may have rows, over any ts.
+      // (Safe integers, not ±Infinity: the answer crosses the events node as JSON.)
+      const anyTs = { minTs: -Number.MAX_SAFE_INTEGER, maxTs: Number.MAX_SAFE_INTEGER };
+      if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, anyTs);
+      // Loads in flight: the dataset's rows in them carry the layout that was current when they started.
+      for (const epoch of new Set(this.active.values())) {
+        const then = list.filter((l) => l.id <= epoch).pop();
+        widen(ranges, then?.slots.length ? then.id : 0, anyTs);
+      }
+      const byId = new Map(list.map((l) => [l.id, l]));
+      for (const [id, stored] of ranges) {
+        const layout = byId.get(id);
+        out.push({ id, datasetId: d, slots: layout?.slots ?? [], stored, ...((current?.id ?? 0) === id ? { current: true } : {}) });
+      }
+      if (!ranges.has(current?.id ?? 0)) out.push({ id: current?.id ?? 0, datasetId: d, slots: current?.slots ?? [], current: true });
+    }
+    return out;
+  }
+}
+
+/** One load's hot columns: the INSERT's extra columns, each row's values, and the rows' ranges. */
+export class HotLoad {
+  /** `, hot_layout, hot_t0, …` for the INSERT's column list ('' without hot columns). */
+  readonly columns: string;
+  private readonly ranges = new Map<string, Ranges>();
+  private lastDataset: string | undefined;
+  private lastLayout: HotLayout | undefined;
+  private lastRanges: Ranges = new Map();
+  /** The pointer of each written slot in the last dataset's layout. */
+  private pointers: Array<string | undefined> = [];
+
+  constructor(
+    private readonly layouts: ClickHouseHotLayouts,
+    /** Each dataset's layout for this load (none: layout 0). */
+    private readonly current: ReadonlyMap<string, HotLayout>,
+    private readonly slots: readonly number[],
+    columns: string,
+  ) {
+    this.columns = columns;
+  }
+
+  /** Writes the row's hot columns (after its other columns) and counts its ts. */
+  write(rows: RowBinaryWriter, datasetId: string, ts: number, flat: FlatPayload | undefined): void {
+    if (datasetId !== this.lastDataset) {
+      this.lastDataset = datasetId;
+      this.lastLayout = this.current.get(datasetId);
+      this.pointers = this.slots.map((slot) => this.lastLayout?.slots.find((s) => s.slot === slot)?.pointer);
+      this.lastRanges = this.ranges.get(datasetId) ?? new Map<number, Range>();
+      this.ranges.set(datasetId, this.lastRanges);
+    }
+    const id = this.lastLayout?.id ?? 0;
+    const range = this.lastRanges.get(id);
+    if (!range) this.lastRanges.set(id, { minTs: ts, maxTs: ts });
+    else if (ts < range.minTs) range.minTs = ts;
+    else if (ts > range.maxTs) range.maxTs = ts;
+    if (!this.columns) return;
+    rows.uint32(id);
+    for (const pointer of this.pointers) writeHotSlot(rows, flat!, pointer);
+  }
+
+  /** After the INSERT, whether it succeeded or not (a failed one may have stored some rows). */
+  done(): void {
+    this.layouts.recordLoaded(this, this.ranges);
+  }
+}
