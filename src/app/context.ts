@@ -81,12 +81,13 @@ export async function createContext(config: Config, clock: Clock, options: Conte
     bus.publish('org.changed', { orgId });
     await bus.flush();
   });
+  const quotas = new QuotaService(db, plans, clock);
   return {
     config,
     clock,
     metadata,
     plans,
-    quotas: new QuotaService(db, plans, clock),
+    quotas,
     paginator: new Paginator(cursors),
     cursors,
     orgs: new AnnouncingOrgService(db, plans, clock, bus),
@@ -94,6 +95,8 @@ export async function createContext(config: Config, clock: Clock, options: Conte
     tokens: new TokenService(db, clock, bus),
     bus,
     close: async () => {
+      // Query units charged ahead and not used go back before the store closes (allowance.ts).
+      await quotas.close().catch(() => undefined);
       await bus.close();
       await metadata.close();
     },

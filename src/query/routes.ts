@@ -84,7 +84,7 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
       const query = queries.parse(request.body.q);
-      await ctx.quotas.consume(tenant.orgId, plan, 'queries_month', 1);
+      await ctx.quotas.chargeQuery(tenant.orgId, plan);
       const result = await queries.run(tenant, query, request.body.cursor);
       if (result.kind === 'stats') {
         // Like groups below: keys and values are bounded JSON values (decodeGroupValue, numbers).

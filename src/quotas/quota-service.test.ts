@@ -2,6 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { AppError } from '../errors/app-error.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { QuotaService } from './quota-service.js';
 
 describe('quota counters', () => {
   let s: TestServer;
@@ -64,5 +68,80 @@ describe('quota counters', () => {
     assert.equal(plans.limits('enterprise').events_month, null);
     await quotas.consume(org, 'enterprise', 'events_month', 2 ** 40);
     await quotas.consume(org, 'enterprise', 'events_month', 1);
+  });
+});
+
+describe('query charges in blocks (allowance.ts)', () => {
+  let s: TestServer;
+  let dir: string;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-plans-'));
+    const file = path.join(dir, 'plans.json');
+    const small = { max_file_bytes: 1_000_000, storage_bytes: null, datasets: 5, retention_days: 7, live_tail: false, events_month: null, queries_month: 100 };
+    fs.writeFileSync(file, JSON.stringify({ plans: { small } }));
+    s = await startTestServer({ plan: 'small', env: { OPS_PLANS_FILE: file } });
+  });
+  after(async () => {
+    await s.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const stored = async (orgId: string) => {
+    const row = await s.server.ctx.metadata.db.selectFrom('usage_counters').select('used').where('org_id', '=', orgId).where('metric', '=', 'queries_month').executeTakeFirst();
+    return Number(row?.used ?? 0);
+  };
+  const used = async (token?: string) => {
+    const r = await s.request('GET', '/usage', token ? { token } : {});
+    assert.equal(r.status, 200, r.text);
+    return (r.body.quotas as Array<{ metric: string; used: number }>).find((q) => q.metric === 'queries_month')!.used;
+  };
+
+  test('a burst of queries is charged ahead in blocks, /usage stays exact, and the rest is given back once idle', async () => {
+    const org = s.tenants.a.orgId;
+    for (let k = 0; k < 20; k++) assert.equal((await s.request('POST', '/query', { json: { q: '' } })).status, 200);
+    // Blocks of 1, 2, 4, 8, 16: 31 units charged for 20 queries, 11 held by this process.
+    assert.ok((await stored(org)) > 20, `charged ahead: ${await stored(org)}`);
+    assert.equal(await used(), 20);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    assert.equal(await stored(org), 20);
+    assert.equal(await used(), 20);
+  });
+
+  test('the limit stays exact: a block that does not fit falls back to one unit, and concurrent queries never pass it', async () => {
+    const org = s.tenants.a.orgId;
+    const before = await used();
+    const results = await Promise.all(Array.from({ length: 120 }, () => s.request('POST', '/query', { json: { q: '' } })));
+    const ok = results.filter((r) => r.status === 200).length;
+    assert.equal(ok, 100 - before);
+    for (const r of results.filter((r) => r.status !== 200)) {
+      assert.equal(r.status, 402);
+      assert.equal(r.body.error.code, 'quota_exceeded');
+    }
+    assert.equal(await stored(org), 100);
+    assert.equal(await used(), 100);
+  });
+
+  test('a second process charging the same organisation never passes the limit with this one; closing gives units back', async () => {
+    const org = s.tenants.b.orgId;
+    const { metadata, plans, clock } = s.server.ctx;
+    const other = new QuotaService(metadata.db, plans, clock);
+    const mine = s.server.ctx.quotas;
+    let ok = 0;
+    let refused = 0;
+    const take = (quotas: QuotaService) =>
+      quotas.chargeQuery(org, 'small').then(
+        () => ok++,
+        (error: unknown) => {
+          assert.ok(error instanceof AppError && error.code === 'quota_exceeded');
+          refused++;
+        },
+      );
+    for (let round = 0; round < 15; round++) await Promise.all([take(mine), take(other), take(mine), take(other), take(mine), take(other), take(mine), take(other)]);
+    assert.equal(ok + refused, 120);
+    assert.ok(ok <= 100 && ok >= 100 - 64, `${ok} charged`);
+    await other.close();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // Everything held was given back: the counter is what was used.
+    assert.equal(await stored(org), ok);
   });
 });

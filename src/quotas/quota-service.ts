@@ -4,6 +4,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { PlanCatalogue, PlanLimits } from '../plans/catalogue.js';
 import { monthOf, type Clock } from '../shared/clock.js';
 import { precompile } from '../stores/metadata/precompiled.js';
+import { QuotaAllowance } from './allowance.js';
 
 export const quotaMetrics = ['storage_bytes', 'events_month', 'queries_month'] as const;
 export type QuotaMetric = (typeof quotaMetrics)[number];
@@ -35,6 +36,8 @@ export class QuotaService {
    */
   private readonly unlimited;
   private readonly limited;
+  /** POST /query's charges, in blocks while an organisation's queries keep coming (allowance.ts). */
+  private readonly queries: QuotaAllowance;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -51,6 +54,24 @@ export class QuotaService {
         });
     this.unlimited = precompile((p) => upsert(p as (name: UpsertParam) => string, false), ['orgId', 'metric', 'period', 'amount']);
     this.limited = precompile((p) => upsert(p, true), ['orgId', 'metric', 'period', 'amount', 'limit']);
+    this.queries = new QuotaAllowance({
+      charge: (orgId, plan, amount) => this.consume(orgId, plan, 'queries_month', amount),
+      giveBack: (orgId, amount, period) => this.release(orgId, 'queries_month', amount, period),
+      period: () => this.period('queries_month'),
+    });
+  }
+
+  /**
+   * Charges one query to `queries_month`: exact at the limit, but in blocks while the
+   * organisation's queries keep coming (allowance.ts; docs/decisions.md "Query charges in blocks").
+   */
+  chargeQuery(orgId: string, plan: string): Promise<void> {
+    return this.queries.take(orgId, plan);
+  }
+
+  /** Gives back the query units this process holds (at shutdown). */
+  close(): Promise<void> {
+    return this.queries.close();
   }
 
   private period(metric: QuotaMetric): string {
@@ -110,7 +131,9 @@ export class QuotaService {
     return quotaMetrics.map((metric) => {
       const period = this.period(metric);
       const row = rows.find((r) => r.metric === metric && r.period === period);
-      return { metric, used: Number(row?.used ?? 0), limit: this.limitOf(limits, metric), cumulative: cumulative[metric] };
+      // Units this process charged ahead and holds are not used yet (allowance.ts).
+      const held = metric === 'queries_month' ? this.queries.holding(orgId) : 0;
+      return { metric, used: Math.max(0, Number(row?.used ?? 0) - held), limit: this.limitOf(limits, metric), cumulative: cumulative[metric] };
     });
   }
 }
