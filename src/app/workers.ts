@@ -1,5 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/config.js';
+import path from 'node:path';
+import { changeBoardFile } from '../engine/change-board.js';
 import { createLogger } from './logger.js';
 
 /**
@@ -25,6 +27,8 @@ export async function runWorkers(config: Config, count: number): Promise<boolean
     // Loopback and a free port: the node is this machine's workers' alone.
     node = await startEventsNode({ ...config, eventsNode: { host: '127.0.0.1', port: 0 } });
     env.OPS_EVENTS_URL = node.url;
+    // The node's change counts, for the workers' caches (src/engine/change-board.ts).
+    env.OPS_EVENTS_CHANGE_BOARD = changeBoardFile(path.join(config.dataDir, 'events'));
     log.info({ events: node.url }, 'events node started for the workers');
   }
 

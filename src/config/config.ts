@@ -53,6 +53,12 @@ export interface Config {
    * log of its own: worker 0 in OPS_DATA_DIR/events, worker i in OPS_DATA_DIR/events-i.
    */
   workerIndex: number | undefined;
+  /**
+   * OPS_EVENTS_CHANGE_BOARD, set by `serve --workers` for its workers when the primary runs the
+   * events node: the node's change board file (src/engine/change-board.ts), read to serve query
+   * pages and dataset counts again while a tenant's events are unchanged. Not for operators.
+   */
+  eventsChangeBoard: string | undefined;
   /** Address an events node listens on (`opsctl events-node`): OPS_EVENTS_NODE_HOST / _PORT. */
   eventsNode: { host: string; port: number };
   /** Redis for limits shared by every API process (OPS_REDIS_URL); undefined: per process. */
@@ -190,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     cdnUrl: url(env, 'OPS_CDN_URL', ['http:', 'https:']) ?? (cdnPort === 0 ? '' : `http://localhost:${cdnPort}`),
     dataDir: path.resolve(env.OPS_DATA_DIR || './data'),
     workerIndex: env.OPS_WORKER_INDEX ? integer(env, 'OPS_WORKER_INDEX', 0, 0, 1023) : undefined,
+    eventsChangeBoard: env.OPS_EVENTS_CHANGE_BOARD || undefined,
     databaseUrl: url(env, 'OPS_DATABASE_URL', ['postgres:', 'postgresql:']),
     blobUrl: blobUrl(env),
     secretKey,

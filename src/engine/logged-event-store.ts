@@ -1,3 +1,4 @@
+import { ChangeBoardWriter, changeBoardFile } from './change-board.js';
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
@@ -109,6 +110,8 @@ export class LoggedEventStore implements EventStore {
    * and each delete. A rollup count read under one value holds while it is unchanged.
    */
   private readonly tenantChanges = new Map<string, number>();
+  /** The same changes for the other processes of this machine (change-board.ts); DuckDB only. */
+  private board: ChangeBoardWriter | undefined;
   /** Rollup counts (GET /datasets) by tenant, window start (minute) and datasets, under the tenant's change count. */
   private readonly rollups = new Map<string, Unchanged<Array<[string, number]>>>();
   /** Pages of events (POST /query) by tenant, filter, size and position, under the tenant's change count. */
@@ -162,6 +165,8 @@ export class LoggedEventStore implements EventStore {
       const loaded = await engine.catchUp();
       wal.release(loaded);
       store = new LoggedEventStore(options, engine, wal, new RecentEvents(options.recentEvents, wal.position.lastSeq + 1), loaded, log);
+      // On DuckDB this process owns the events: the workers of `serve --workers` read its change counts (change-board.ts).
+      if (!options.clickhouseUrl) store.board = ChangeBoardWriter.open(changeBoardFile(options.dir));
       wal.onDurable = (position) => store!.engine.durable(position);
       return store;
     } catch (error) {
@@ -466,6 +471,7 @@ export class LoggedEventStore implements EventStore {
   private changed(tenant: Tenant): void {
     const owner = tenantKey(tenant);
     this.tenantChanges.set(owner, (this.tenantChanges.get(owner) ?? 0) + 1);
+    this.board?.bump(owner);
   }
 
   async fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
@@ -540,5 +546,7 @@ export class LoggedEventStore implements EventStore {
     this.closed = true;
     const loaded = await this.engine.close();
     this.wal.release(loaded);
+    this.board?.close();
+    this.board = undefined;
   }
 }

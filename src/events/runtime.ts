@@ -66,7 +66,13 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
   // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.
   const remote = ctx.config.eventsUrl ? (await import('../engine/node/remote-event-store.js')).RemoteEventStore : undefined;
   const store = remote
-    ? new remote({ url: ctx.config.eventsUrl!, secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir), names, now: () => ctx.clock.now() })
+    ? new remote({
+        url: ctx.config.eventsUrl!,
+        secret: loadSecretKey(ctx.config.secretKey, ctx.config.dataDir),
+        names,
+        now: () => ctx.clock.now(),
+        changeBoard: ctx.config.eventsChangeBoard,
+      })
     : await openEventStore({
         dir: eventsDir(ctx),
         clickhouseUrl: ctx.config.eventsClickHouseUrl,

@@ -12,6 +12,7 @@ import { eventsNodeProcess, exited, freePort, serveProcess } from '../../test-su
 import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader } from './remote-event-store.js';
 import { frameAppend } from '../wal/event-batch.js';
 import { newEventId } from '../../shared/ids.js';
+import { changeBoardFile } from '../change-board.js';
 
 const secret = 'events-node-test-secret-key-0123456789abcdef';
 const env = { OPS_SECRET_KEY: secret, OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000', OPS_TAIL_POLL_MS: '200' };
@@ -41,7 +42,8 @@ async function installation() {
     return child;
   };
   const node = await startNode();
-  const apiEnv = { ...env, OPS_EVENTS_URL: `http://127.0.0.1:${nodePort}` };
+  // The node's change board, as `serve --workers` gives it to its workers (src/engine/change-board.ts).
+  const apiEnv = { ...env, OPS_EVENTS_URL: `http://127.0.0.1:${nodePort}`, OPS_EVENTS_CHANGE_BOARD: changeBoardFile(path.join(dataDir, 'events')) };
   // Each port is found free just before its server binds it (a port held unused for seconds may
   // be taken by another test's listener meanwhile).
   const started = await Promise.all(
@@ -131,6 +133,22 @@ test('two API processes on one events node: ingest on B is read on A at once, cu
   assert.equal(foreign.body.events.length, 0);
 });
 
+test('pages and counts kept by an API process (change board) are asked again once the other process ingested', { timeout: 60_000 }, async () => {
+  const [pa, pb] = s.ports;
+  await s.call(pa, 'POST', '/datasets', { name: 'kept-pages' });
+  const count = async () => (await s.call(pa, 'GET', '/datasets')).body.datasets.find((d: { name: string }) => d.name === 'kept-pages').events_last_24h;
+  const page = async () => (await s.call(pa, 'POST', '/query', { q: 'dataset:kept-pages' })).body.events.map((e: { message: string }) => e.message);
+  for (let round = 1; round <= 5; round++) {
+    // Asked twice on A (the second from A's memory while unchanged), then one more event on B.
+    assert.deepEqual(await page(), await page());
+    assert.equal(await count(), round - 1);
+    assert.equal(await count(), round - 1);
+    assert.equal((await s.call(pb, 'POST', '/datasets/kept-pages/ingest', ndjson([{ event: 'board', message: `r${round}` }]))).status, 200);
+    assert.equal((await page())[0], `r${round}`, 'the event B acknowledged is on the next page of A');
+    assert.equal(await count(), round);
+  }
+});
+
 test('live tail on A sees events ingested on B', { timeout: 60_000 }, async () => {
   const controller = new AbortController();
   try {
@@ -191,8 +209,13 @@ test('events node killed: API processes answer 503 storage_error at once, then r
   await s.call(pa, 'POST', '/datasets', { name: 'kept' });
   const stored = await s.call(pa, 'POST', '/datasets/kept/ingest', ndjson(Array.from({ length: 100 }, (_, i) => ({ event: 'kept', message: `k${i}` }))));
   assert.equal(stored.body.ingested, 100);
+  // A keeps the page it read last (change board): with the node gone and nothing changed, it is still the answer.
+  assert.equal((await s.call(pa, 'POST', '/query', { q: 'event:kept' })).body.events.length, 100);
   s.node.kill('SIGKILL');
   await exited(s.node);
+  const kept = await s.call(pa, 'POST', '/query', { q: 'event:kept' });
+  assert.equal(kept.status, 200);
+  assert.equal(kept.body.events.length, 100);
   const down = await s.call(pb, 'POST', '/query', { q: 'event:kept' });
   assert.equal(down.status, 503);
   assert.equal(down.body.error.code, 'storage_error');

@@ -2,7 +2,8 @@ import { frameAppend } from '../wal/event-batch.js';
 import type { TailPosition } from '../tail-position.js';
 import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
-import { tenantOnly, type Tenant } from '../../tenancy/tenant.js';
+import { tenantKey, tenantOnly, type Tenant } from '../../tenancy/tenant.js';
+import { ChangeBoardReader } from '../change-board.js';
 import type { StoredEvent } from '../event-record.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
@@ -87,7 +88,21 @@ export interface RemoteEventStoreOptions {
   timeoutMs?: number;
   /** The ingest time stamped on appended events (the caller's clock; Date.now by default). */
   now?: () => number;
+  /**
+   * The node's change board (change-board.ts), when the node runs on this machine and this
+   * process may read its file (`serve --workers`): query pages and rollup counts are then kept
+   * and served again while the tenant's count is unchanged, as the node itself does.
+   */
+  changeBoard?: string;
 }
+
+/** An answer kept under the tenant's change count read before it was asked for. */
+interface Kept<T> {
+  change: number;
+  value: Promise<T>;
+}
+/** Answers kept per kind; a full cache drops its oldest. As the node's own (logged-event-store.ts). */
+const maxKept = { pages: 200, rollups: 10_000 };
 
 /**
  * EventStore over an events node that owns the write-ahead log and the engine. Durability,
@@ -100,6 +115,9 @@ export class RemoteEventStore implements EventStore {
   private readonly key: string;
   private readonly origin: string;
   private lastBacklog = 0;
+  private readonly board: ChangeBoardReader | undefined;
+  private readonly pages = new Map<string, Kept<EventPage>>();
+  private readonly rollups = new Map<string, Kept<Array<[string, number]>>>();
 
   constructor(private readonly options: RemoteEventStoreOptions) {
     const url = new URL(options.url);
@@ -113,6 +131,30 @@ export class RemoteEventStore implements EventStore {
       keepAliveTimeout: 30_000,
     });
     this.key = eventsNodeKey(options.secret);
+    this.board = options.changeBoard ? ChangeBoardReader.open(options.changeBoard) : undefined;
+  }
+
+  /**
+   * `read`'s answer, kept under the tenant's count on the change board and served again while
+   * the count is unchanged (the node moved it before answering any append since). Without a
+   * board every call reads.
+   */
+  private unchanged<T>(cache: Map<string, Kept<T>>, max: number, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+    if (!this.board) return read();
+    const owner = tenantKey(tenant);
+    const fullKey = `${owner}|${key}`;
+    const change = this.board.read(owner);
+    const entry = cache.get(fullKey);
+    if (entry?.change === change) return entry.value;
+    const value = read();
+    if (entry) cache.delete(fullKey);
+    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(fullKey, { change, value });
+    // A failed read is not an answer: the next request asks again.
+    value.catch(() => {
+      if (cache.get(fullKey)?.value === value) cache.delete(fullKey);
+    });
+    return value;
   }
 
   /** Acknowledged events the node had not loaded when it last answered this process. */
@@ -162,9 +204,16 @@ export class RemoteEventStore implements EventStore {
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
-    const page = await this.call<EventPage>('query', { tenant: tenantOnly(tenant), request: { filter: request.filter, limit: request.limit, after: request.after } });
-    await this.named(tenant, page.events, request.names);
-    return { events: page.events, next: page.next ?? undefined };
+    const wire = { filter: request.filter, limit: request.limit, after: request.after };
+    const read = () => this.call<EventPage>('query', { tenant: tenantOnly(tenant), request: wire });
+    // Values only of the kinds JSON spells one way each, as the node's own page cache keys them.
+    const params = request.filter.params;
+    const keyable = params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)));
+    const page = keyable ? await this.unchanged(this.pages, maxKept.pages, tenant, JSON.stringify(wire), read) : await read();
+    // Copies: naming replaces each dataset id, and a kept page stays as the node answered it.
+    const events = page.events.map((e) => ({ ...e }));
+    await this.named(tenant, events, request.names);
+    return { events, next: page.next ?? undefined };
   }
 
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
@@ -177,7 +226,12 @@ export class RemoteEventStore implements EventStore {
 
   async rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>> {
     if (!datasetIds.length) return new Map();
-    return new Map(await this.call<Array<[string, number]>>('rollup-counts', { tenant: tenantOnly(tenant), datasetIds, sinceMs }));
+    // Whole minutes from the window's first, as the node keeps them: the same key while the window stays in its minute.
+    const key = `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`;
+    const rows = await this.unchanged(this.rollups, maxKept.rollups, tenant, key, () =>
+      this.call<Array<[string, number]>>('rollup-counts', { tenant: tenantOnly(tenant), datasetIds, sinceMs }),
+    );
+    return new Map(rows);
   }
 
   fieldStats(tenant: Tenant, request: FieldStatsRequest): Promise<FieldStats> {
@@ -224,5 +278,6 @@ export class RemoteEventStore implements EventStore {
   /** Lets calls in flight finish, then closes the connections (the node keeps running). */
   async close(): Promise<void> {
     await this.pool.close();
+    this.board?.close();
   }
 }
