@@ -20,12 +20,19 @@
 // <commit> | tar -x -C DIR`, node_modules linked, `npx tsc -p tsconfig.build.json` there), so the
 // entry's CPU is read beside what the creation cost without it, in the same run.
 //
+// The load generator: wrk (Debian's package, C, one thread) when it is installed, else autocannon
+// (BENCH_LOAD_CLIENT=wrk|autocannon chooses). It shares the machine's 2 cores with the servers,
+// so its CPU per request bounds what a second worker can gain: autocannon spends ~13–17 µs a
+// request, about half of what our server spends on a members list; wrk a fraction of that.
+//
 // BENCH_CLIENT_WORKERS=N runs autocannon in N worker threads of this process instead of its main
 // thread (the load generator shares the machine's cores with the servers: see the note printed).
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { execFileSync, spawn as spawnChild } from 'node:child_process';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/config.js';
@@ -99,7 +106,56 @@ async function redisStats(redis: Redis): Promise<{ cpuUs: number; commands: numb
 /** What a row's server costs: its processes' CPU by pid (one process, or a process group). */
 type CpuReading = () => Map<number, number>;
 
+const hasWrk = (() => {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    // wrk prints its version and exits 1; only a missing binary is ENOENT.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+})();
+const loadClient = (process.env.BENCH_LOAD_CLIENT ?? (hasWrk ? 'wrk' : 'autocannon')) as 'wrk' | 'autocannon';
+
+/** wrk's Lua: the request, and a JSON summary at the end (latency in µs). */
+function wrkScript(target: Target): string {
+  const file = path.join(os.tmpdir(), `bench-http-${crypto.randomBytes(4).toString('hex')}.lua`);
+  const lines = [`wrk.method = ${JSON.stringify(target.method ?? 'GET')}`];
+  for (const [name, value] of Object.entries(target.headers)) lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  if (target.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(target.body)}`);
+  lines.push(
+    'done = function(summary, latency, requests)',
+    '  local e = summary.errors',
+    `  io.write(string.format('WRK {"requests":%d,"us":%d,"errors":%d,"status":%d,"p50":%d,"p99":%d}\\n',`,
+    '    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status, latency:percentile(50), latency:percentile(99)))',
+    'end',
+  );
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+/** One run of wrk (one thread, `connections` connections): its figures and its CPU (GNU time's). */
+async function runWrk(target: Target, duration: number): Promise<{ requests: number; errors: number; non2xx: number; p50: number; p99: number; cpuUs: number }> {
+  const script = wrkScript(target);
+  try {
+    const child = spawnChild('/usr/bin/time', ['-f', 'WRKCPU %U %S', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '-s', script, target.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const summary = /WRK (\{.*\})/.exec(out)?.[1];
+    const cpu = /WRKCPU ([\d.]+) ([\d.]+)/.exec(err);
+    if (code !== 0 || !summary || !cpu) throw new Error(`wrk failed (${code}): ${out}${err}`);
+    const s = JSON.parse(summary) as { requests: number; errors: number; status: number; p50: number; p99: number };
+    return { requests: s.requests, errors: s.errors, non2xx: s.status, p50: s.p50 / 1000, p99: s.p99 / 1000, cpuUs: (Number(cpu[1]) + Number(cpu[2])) * 1e6 };
+  } finally {
+    fs.rmSync(script, { force: true });
+  }
+}
+
 async function load(target: Target, cpuOf: CpuReading, redis?: Redis, duration = seconds): Promise<Figures> {
+  if (loadClient === 'wrk') return loadWithWrk(target, cpuOf, redis, duration);
   const { url, headers } = target;
   const before = cpuOf();
   const redisBefore = redis ? await redisStats(redis) : undefined;
@@ -130,6 +186,32 @@ async function load(target: Target, cpuOf: CpuReading, redis?: Redis, duration =
     cpu: [...used.values()].reduce((a, b) => a + b, 0) / total,
     clientCpu: (client.user + client.system) / total,
     clientCores: (client.user + client.system) / wallUs,
+    processCores: [...used.values()].map((us) => us / wallUs).sort((a, b) => b - a),
+    machineCores: (machine.busy - machineBefore.busy) / wallUs,
+    stealCores: (machine.steal - machineBefore.steal) / wallUs,
+    redis: redisBefore && redisAfter ? { cpu: (redisAfter.cpuUs - redisBefore.cpuUs) / total, commands: (redisAfter.commands - redisBefore.commands) / total } : undefined,
+  };
+}
+
+async function loadWithWrk(target: Target, cpuOf: CpuReading, redis: Redis | undefined, duration: number): Promise<Figures> {
+  const before = cpuOf();
+  const redisBefore = redis ? await redisStats(redis) : undefined;
+  const machineBefore = machineCpu();
+  const startedAt = performance.now();
+  const result = await runWrk(target, duration);
+  const wallUs = (performance.now() - startedAt) * 1000;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  const machine = machineCpu();
+  const used = cpuSince(before, cpuOf());
+  const redisAfter = redis ? await redisStats(redis) : undefined;
+  const total = result.requests;
+  return {
+    rps: total / (wallUs / 1e6),
+    p50: result.p50,
+    p99: result.p99,
+    cpu: [...used.values()].reduce((a, b) => a + b, 0) / total,
+    clientCpu: result.cpuUs / total,
+    clientCores: result.cpuUs / wallUs,
     processCores: [...used.values()].map((us) => us / wallUs).sort((a, b) => b - a),
     machineCores: (machine.busy - machineBefore.busy) / wallUs,
     stealCores: (machine.steal - machineBefore.steal) / wallUs,
@@ -346,7 +428,12 @@ const byLabel = (label: string, endpoint: EndpointName = 'members') => {
   const row = rows.find((r) => r.label === label && r.endpoint === endpoint);
   return row ? summary(row.runs) : undefined;
 };
-const client = clientWorkers > 0 ? `autocannon in ${clientWorkers} worker threads of this script's process` : 'autocannon in the same process as this script';
+const client =
+  loadClient === 'wrk'
+    ? 'wrk (one thread, its own process; BENCH_LOAD_CLIENT=autocannon for the earlier client)'
+    : clientWorkers > 0
+      ? `autocannon in ${clientWorkers} worker threads of this script's process`
+      : 'autocannon in the same process as this script';
 console.log(`\nbench:http — ${rounds} rounds × ${seconds}s, ${connections} connections, ${client}, medians`);
 console.log(`machine: ${os.cpus().length} cores, node ${process.version}; server log level ${process.env.OPS_LOG_LEVEL ?? 'warn'}`);
 // The members rows against the bare Fastify route and the floor (BENCH_ENDPOINTS without members leaves them out).
@@ -380,7 +467,7 @@ if (endpoints.includes('members')) {
   // server, which finds it asleep more often and must wake it).
   const cores = os.availableParallelism();
   const ceiling = (server: number) => (cores * 1e6) / (server + b.clientCpu);
-  console.log(`  client (autocannon) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours, ${fmt(w.clientCpu, 1)} against --workers ${workers}`);
+  console.log(`  client (${loadClient}) CPU      ${fmt(b.clientCpu, 1)} µs/request against bare, ${fmt(f.clientCpu, 1)} against the floor, ${fmt(o.clientCpu, 1)} against ours, ${fmt(w.clientCpu, 1)} against --workers ${workers}`);
   console.log(
     `  ideal use of all ${cores} cores     ours ≤ ${fmt((ceiling(o.cpu) / b.rps) * 100, 1)}% of bare, --workers ${workers} ≤ ${fmt((ceiling(w.cpu) / b.rps) * 100, 1)}%, floor ≤ ${fmt((ceiling(f.cpu) / b.rps) * 100, 1)}%` +
       `   (${cores} cores / (server + client CPU per request))`,
@@ -389,7 +476,7 @@ if (endpoints.includes('members')) {
   // and whatever else runs on this machine takes its share too.
   const busyCores = (s: ReturnType<typeof summary>) => s.processCores.reduce((a, c) => a + c, 0) + s.clientCores + s.otherCores;
   console.log(
-    `  note: autocannon runs on the same ${cores} cores as the server under test, as does whatever else this machine runs; cores busy in all: ` +
+    `  note: ${loadClient} runs on the same ${cores} cores as the server under test, as does whatever else this machine runs; cores busy in all: ` +
       `${fmt(busyCores(b), 2)} of ${cores} during the bare row, ${fmt(busyCores(w), 2)} during --workers ${workers}. ` +
       (busyCores(w) > cores - 0.15
         ? `The machine was saturated: --workers ${workers} could only gain CPU from the client and the rest of the machine, so its ratio to bare here says little ` +
