@@ -1,4 +1,5 @@
 import { ChangeBoardWriter, changeBoardFile } from './change-board.js';
+import { NamedPages } from './named-pages.js';
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
@@ -112,6 +113,7 @@ export class LoggedEventStore implements EventStore {
   private readonly tenantChanges = new Map<string, number>();
   /** The same changes for the other processes of this machine (change-board.ts); DuckDB only. */
   private board: ChangeBoardWriter | undefined;
+  private readonly namedPages: NamedPages;
   /** Rollup counts (GET /datasets) by tenant, window start (minute) and datasets, under the tenant's change count. */
   private readonly rollups = new Map<string, Unchanged<Array<[string, number]>>>();
   /** Pages of events (POST /query) by tenant, filter, size and position, under the tenant's change count. */
@@ -128,6 +130,7 @@ export class LoggedEventStore implements EventStore {
     private readonly log: EngineLog,
   ) {
     this.options = options;
+    this.namedPages = new NamedPages(options.names);
     this.loaded = loaded;
     this.sqlDialect = options.clickhouseUrl ? 'clickhouse' : 'duckdb';
   }
@@ -381,10 +384,9 @@ export class LoggedEventStore implements EventStore {
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
     const page = await this.pageRows(tenant, request);
-    // Copies: naming replaces each dataset id, and the kept page stays as the engine answered it.
-    const events = page.events.map((e) => ({ ...e }));
+    // Named copies, made once per kept page and set of names (named-pages.ts): the kept page stays as the engine answered it.
+    const events = await this.namedPages.of(tenant, page.events, request.names);
     const { more } = page;
-    await this.named(tenant, events, request.names);
     const last = events[events.length - 1];
     return { events, next: more && last ? { ts: last.ts, event_id: last.event_id } : undefined };
   }

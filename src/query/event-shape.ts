@@ -115,6 +115,11 @@ export class EventPageWriter {
   private readonly events = new Map<string, Written>();
   /** By the first event's id. */
   private readonly pages = new Map<string, WrittenPage>();
+  /**
+   * By the very array: the event store hands the same named page to every request while the
+   * tenant's events and the datasets' names are unchanged (named-pages.ts), and nobody changes it.
+   */
+  private readonly arrays = new WeakMap<readonly StoredEvent[], { orgId: string; projectId: string; bytes: Buffer }>();
 
   constructor(
     private readonly maxEvents = 10_000,
@@ -124,6 +129,14 @@ export class EventPageWriter {
   /** The events' API texts (apiEventJson with the tenant), joined by commas, as UTF-8. */
   write(events: readonly StoredEvent[], tenant: Tenant): Buffer {
     if (events.length === 0) return Buffer.alloc(0);
+    const same = this.arrays.get(events);
+    if (same !== undefined && same.orgId === tenant.orgId && same.projectId === tenant.projectId) return same.bytes;
+    const bytes = this.joined(events, tenant);
+    this.arrays.set(events, { orgId: tenant.orgId, projectId: tenant.projectId, bytes });
+    return bytes;
+  }
+
+  private joined(events: readonly StoredEvent[], tenant: Tenant): Buffer {
     const entries = events.map((e) => this.entry(e, tenant));
     const first = events[0]!.event_id;
     const known = this.pages.get(first);

@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { Pool, errors as undiciErrors } from 'undici';
 import { tenantKey, tenantOnly, type Tenant } from '../../tenancy/tenant.js';
 import { ChangeBoardReader } from '../change-board.js';
+import { NamedPages } from '../named-pages.js';
 import type { StoredEvent } from '../event-record.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
@@ -118,6 +119,7 @@ export class RemoteEventStore implements EventStore {
   private readonly board: ChangeBoardReader | undefined;
   private readonly pages = new Map<string, Kept<EventPage>>();
   private readonly rollups = new Map<string, Kept<Array<[string, number]>>>();
+  private readonly namedPages: NamedPages;
 
   constructor(private readonly options: RemoteEventStoreOptions) {
     const url = new URL(options.url);
@@ -132,6 +134,7 @@ export class RemoteEventStore implements EventStore {
     });
     this.key = eventsNodeKey(options.secret);
     this.board = options.changeBoard ? ChangeBoardReader.open(options.changeBoard) : undefined;
+    this.namedPages = new NamedPages(options.names);
   }
 
   /**
@@ -210,9 +213,8 @@ export class RemoteEventStore implements EventStore {
     const params = request.filter.params;
     const keyable = params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)));
     const page = keyable ? await this.unchanged(this.pages, maxKept.pages, tenant, JSON.stringify(wire), read) : await read();
-    // Copies: naming replaces each dataset id, and a kept page stays as the node answered it.
-    const events = page.events.map((e) => ({ ...e }));
-    await this.named(tenant, events, request.names);
+    // Named copies, once per kept page and set of names (named-pages.ts): a kept page stays as the node answered it.
+    const events = await this.namedPages.of(tenant, page.events, request.names);
     return { events, next: page.next ?? undefined };
   }
 
