@@ -162,3 +162,27 @@ test('matching through the index with severity levels, guards reading the ingest
   );
   assert.ok(nonEmpty > 100 && severityOnly > 100, `not vacuous: ${nonEmpty} events matched, ${severityOnly} monitors looked up by severity`);
 });
+
+test('a contains guard remembers its field\'s values while most repeat, and stops when most are new; the candidates are the same', () => {
+  const monitors = ['message:aimbot', 'message:AIM AND severity >= warn', 'event:kill'].map((q) => {
+    const query = parseSoql(q);
+    return { q, predicate: compilePredicate(query, { now: 0 }), guard: matchGuard(query) };
+  });
+  const index = guardIndex(monitors);
+  const event = (message: string, name: string) => ({ ...parseNdjson(Buffer.from(JSON.stringify({ event: name, message, severity: 'warn' })), { datasetId: 'd', defaultSeverity: 1, now: 0, overflowFrom: undefined }).events[0]! });
+  const candidates = (e: NewEvent) => {
+    const found: string[] = [];
+    forEachCandidate(index, e, (m) => found.push(m.q));
+    return found.sort();
+  };
+  for (let i = 0; i < 10_000; i++) {
+    // Messages all new (half with the needle in some case), event names from three.
+    const message = i % 2 ? `player ${i} AimBot` : `player ${i} clean`;
+    const name = ['kill', 'KILL', 'chat'][i % 3]!;
+    assert.deepEqual(candidates(event(message, name)), [...(i % 2 ? ['message:AIM AND severity >= warn', 'message:aimbot'] : []), ...(name === 'chat' ? [] : ['event:kill'])].sort(), `${message} ${name}`);
+  }
+  const message = index.fields.find((f) => f.needles.some((n) => n.needle === 'aimbot'))!;
+  const eventField = index.fields.find((f) => f.needles.some((n) => n.needle === 'kill'))!;
+  assert.equal(message.memo, undefined, 'new values: the memo is dropped');
+  assert.equal(eventField.memo?.size, 3, 'three values: remembered');
+});
