@@ -7,6 +7,8 @@
 //   npx tsx bench/cpu-profile-summary.ts /tmp/prof
 import inspector from 'node:inspector';
 import fs from 'node:fs';
+import process from 'node:process';
+import { clearInterval, setInterval } from 'node:timers';
 
 const dir = process.env.PROF_DIR ?? '/tmp/prof';
 const session = new inspector.Session();
