@@ -1,5 +1,7 @@
-import type { StoredEvent } from '../engine/event-record.js';
-import { lookupPayload, payloadOf, type SoqlQuery } from '../query/soql/index.js';
+import { parsedPayload, severities, type StoredEvent } from '../engine/event-record.js';
+import type { NewEvent } from '../engine/event-store.js';
+import type { Expr } from '../query/soql/ast.js';
+import { compilePredicate, lookupPayload, payloadOf, payloadOfText, type SoqlQuery } from '../query/soql/index.js';
 import { isWildcard, payloadReadings } from '../query/soql/literals.js';
 import { foldCase } from '../query/soql/text.js';
 
@@ -12,10 +14,24 @@ import { foldCase } from '../query/soql/text.js';
  * An event whose field fails the item cannot match the monitor (a false AND item makes the
  * filter false; a missing field fails `==` and `:`), so the matcher runs a monitor's whole
  * predicate only on the events its guard lets through: the answer is the predicate's, exactly.
+ * A monitor without one may still have severity levels (`severityLevels`), looked up by the
+ * event's severity.
+ *
+ * Guards read the event as ingest made it (`NewEvent`, matcher.ts) or as the predicate sees it
+ * (`StoredEvent`): the canonical text fields and severity have the same names in both, and the
+ * payload is read through the object ingest parsed, else its text parsed once.
  */
+export type GuardEvent = StoredEvent | NewEvent;
 export type MatchGuard =
-  | { kind: 'equals'; field: string; read: (event: StoredEvent) => unknown; value: string }
-  | { kind: 'contains'; field: string; read: (event: StoredEvent) => unknown; needle: string };
+  | { kind: 'equals'; field: string; read: (event: GuardEvent) => unknown; value: string }
+  | { kind: 'contains'; field: string; read: (event: GuardEvent) => unknown; needle: string };
+
+/** The event's payload as the predicate reads it; for a `NewEvent` (its text under `payload`), parsed once per event. */
+export function guardPayload(event: GuardEvent): Record<string, unknown> {
+  const carried = event[parsedPayload];
+  if (carried) return carried;
+  return 'payloadJson' in event ? payloadOf(event) : payloadOfText(event, event.payload);
+}
 
 const canonicalText = ['event', 'actor', 'source', 'message'] as const;
 type CanonicalText = (typeof canonicalText)[number];
@@ -34,7 +50,7 @@ export function matchGuard(query: SoqlQuery): MatchGuard | undefined {
     const { text, quoted } = item.value;
     if (item.op === ':' && isWildcard(text, quoted)) continue;
     let name: string;
-    let read: (event: StoredEvent) => unknown;
+    let read: (event: GuardEvent) => unknown;
     if (field.kind === 'canonical') {
       if (!isCanonicalText(field.name)) continue;
       const canonical = field.name;
@@ -46,57 +62,137 @@ export function matchGuard(query: SoqlQuery): MatchGuard | undefined {
       if (r.number !== null || r.boolean !== null || r.isNull) continue;
       name = `payload.${field.path.join('.')}`;
       const path = field.path;
-      read = (e) => lookupPayload(payloadOf(e), path);
+      read = (e) => lookupPayload(guardPayload(e), path);
     }
     found.push(item.op === '==' ? { kind: 'equals', field: name, read, value: text } : { kind: 'contains', field: name, read, needle: foldCase(text) });
   }
   return found.sort((a, b) => rank(a) - rank(b))[0];
 }
 
-/** Monitors by guard: for each guarded field, the monitors by the value they need or the text they contain; and the unguarded. */
+/**
+ * The severities (indexes into `severities`) a monitor's events can have, when a top-level AND
+ * item of its filter compares severity (`severity >= warn`, `== error`, `in (warn, error)`) and
+ * rules some out; else undefined. Each level is decided by the predicate's own compiled items on
+ * an event of that severity (they read nothing else), so the levels are the predicate's exactly.
+ */
+export function severityLevels(query: SoqlQuery): boolean[] | undefined {
+  const filter = query.filter;
+  const items = !filter ? [] : filter.type === 'and' ? filter.items : [filter];
+  const onSeverity = items.filter(
+    (item): item is Extract<Expr, { type: 'compare' | 'in' }> =>
+      (item.type === 'compare' || item.type === 'in') &&
+      item.field.kind === 'canonical' &&
+      item.field.name === 'severity' &&
+      (item.type === 'compare' ? [item.value] : item.values).every((v) => v.type === 'severity'),
+  );
+  if (!onSeverity.length) return undefined;
+  const tests = onSeverity.map((item) => compilePredicate({ ...query, filter: item }, { now: 0 }));
+  const levels = severities.map((_, level) => tests.every((t) => t({ severity: level } as StoredEvent)));
+  return levels.every(Boolean) ? undefined : levels;
+}
+
+/** The guarded monitors of one field: by the value they need, and by the text they contain. */
+export interface GuardedField<M> {
+  read: (event: GuardEvent) => unknown;
+  byValue: Map<string, M[]>;
+  needles: Array<{ needle: string; monitors: M[] }>;
+  /**
+   * The contains guards' monitors by the field's value, while that pays: a field of few values
+   * (event names, sources) is then one lookup per event instead of a case fold and a search per
+   * needle. Dropped for the index's life (a tenant's is made again every 5 s) when most lookups miss.
+   */
+  memo: Map<string, readonly M[]> | undefined;
+  lookups: number;
+  misses: number;
+}
+
+/** Values remembered per field, and the lookups after which the memo's misses are judged. */
+const memoValues = 1024;
+const memoJudgedEvery = 4096;
+const none: readonly never[] = [];
+
+/** The monitors of the needles the value contains, needle after needle. */
+function containing<M>(needles: GuardedField<M>['needles'], value: string): readonly M[] {
+  const folded = foldCase(value);
+  let found: M[] | undefined;
+  for (let n = 0; n < needles.length; n++) if (folded.includes(needles[n]!.needle)) (found ??= []).push(...needles[n]!.monitors);
+  return found ?? none;
+}
+
+function memoised<M>(field: GuardedField<M>, memo: Map<string, readonly M[]>, value: string): readonly M[] {
+  let found = memo.get(value);
+  if (found === undefined) {
+    found = containing(field.needles, value);
+    if (memo.size < memoValues) memo.set(value, found);
+    field.misses++;
+  }
+  if (++field.lookups === memoJudgedEvery) {
+    if (2 * field.misses > field.lookups) field.memo = undefined;
+    field.lookups = field.misses = 0;
+  }
+  return found;
+}
+
+/**
+ * Monitors by guard: the guarded fields (each read once per event, whatever its guards' kinds),
+ * also listed as `equals` and `contains` by the kind of guard they have; by severity; and the unguarded.
+ */
 export interface GuardIndex<M> {
-  equals: Array<{ read: (event: StoredEvent) => unknown; byValue: Map<string, M[]> }>;
-  contains: Array<{ read: (event: StoredEvent) => unknown; needles: Array<{ needle: string; monitors: M[] }> }>;
+  fields: Array<GuardedField<M>>;
+  equals: Array<GuardedField<M>>;
+  contains: Array<GuardedField<M>>;
+  /** Monitors with severity levels and no guard, by level (empty when there are none)... */
+  bySeverity: M[][];
+  /** ...and all of them, for an event whose severity is no level (the predicate decides). */
+  severityGuarded: M[];
   unguarded: M[];
 }
 
-export function guardIndex<M extends { guard: MatchGuard | undefined }>(monitors: readonly M[]): GuardIndex<M> {
-  const equals = new Map<string, GuardIndex<M>['equals'][number]>();
-  const contains = new Map<string, GuardIndex<M>['contains'][number]>();
+export function guardIndex<M extends { guard: MatchGuard | undefined; levels?: boolean[] | undefined }>(monitors: readonly M[]): GuardIndex<M> {
+  const fields = new Map<string, GuardedField<M>>();
+  const severityGuarded: M[] = [];
   const unguarded: M[] = [];
   for (const m of monitors) {
     const guard = m.guard;
     if (!guard) {
-      unguarded.push(m);
-    } else if (guard.kind === 'equals') {
-      let entry = equals.get(guard.field);
-      if (!entry) equals.set(guard.field, (entry = { read: guard.read, byValue: new Map() }));
-      const list = entry.byValue.get(guard.value);
+      if (m.levels) severityGuarded.push(m);
+      else unguarded.push(m);
+      continue;
+    }
+    let field = fields.get(guard.field);
+    if (!field) fields.set(guard.field, (field = { read: guard.read, byValue: new Map(), needles: [], memo: new Map(), lookups: 0, misses: 0 }));
+    if (guard.kind === 'equals') {
+      const list = field.byValue.get(guard.value);
       if (list) list.push(m);
-      else entry.byValue.set(guard.value, [m]);
+      else field.byValue.set(guard.value, [m]);
     } else {
-      let entry = contains.get(guard.field);
-      if (!entry) contains.set(guard.field, (entry = { read: guard.read, needles: [] }));
-      const same = entry.needles.find((n) => n.needle === guard.needle);
+      const same = field.needles.find((n) => n.needle === guard.needle);
       if (same) same.monitors.push(m);
-      else entry.needles.push({ needle: guard.needle, monitors: [m] });
+      else field.needles.push({ needle: guard.needle, monitors: [m] });
     }
   }
-  return { equals: [...equals.values()], contains: [...contains.values()], unguarded };
+  const all = [...fields.values()];
+  const bySeverity = severityGuarded.length ? severities.map((_, level) => severityGuarded.filter((m) => m.levels![level])) : [];
+  return { fields: all, equals: all.filter((f) => f.byValue.size), contains: all.filter((f) => f.needles.length), bySeverity, severityGuarded, unguarded };
 }
 
-/** Calls `visit` once for every monitor the event may match: those whose guard it passes, and the unguarded. */
-export function forEachCandidate<M>(index: GuardIndex<M>, event: StoredEvent, visit: (monitor: M) => void): void {
-  for (const field of index.equals) {
-    const value = field.read(event);
-    const monitors = typeof value === 'string' ? field.byValue.get(value) : undefined;
-    if (monitors) for (const m of monitors) visit(m);
-  }
-  for (const field of index.contains) {
+/** Calls `visit` once for every monitor the event may match: those whose guard or severity levels it passes, and the unguarded. */
+export function forEachCandidate<M, E extends GuardEvent>(index: GuardIndex<M>, event: E, visit: (monitor: M, event: E) => void): void {
+  const fields = index.fields;
+  for (let f = 0; f < fields.length; f++) {
+    const field = fields[f]!;
     const value = field.read(event);
     if (typeof value !== 'string') continue;
-    const folded = foldCase(value);
-    for (const { needle, monitors } of field.needles) if (folded.includes(needle)) for (const m of monitors) visit(m);
+    if (field.byValue.size) {
+      const monitors = field.byValue.get(value);
+      if (monitors) for (const m of monitors) visit(m, event);
+    }
+    if (!field.needles.length) continue;
+    const found = field.memo ? memoised(field, field.memo, value) : containing(field.needles, value);
+    for (let i = 0; i < found.length; i++) visit(found[i]!, event);
   }
-  for (const m of index.unguarded) visit(m);
+  if (index.severityGuarded.length) {
+    for (const m of index.bySeverity[event.severity] ?? index.severityGuarded) visit(m, event);
+  }
+  for (const m of index.unguarded) visit(m, event);
 }

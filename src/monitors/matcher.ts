@@ -12,7 +12,8 @@ import { durationMs } from './durations.js';
 import { explorerUrl } from './explorer-url.js';
 import { defaults, parseMatchQuery } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
-import { forEachCandidate, guardIndex, matchGuard, type MatchGuard } from './match-guard.js';
+import { forEachCandidate, guardIndex, matchGuard, severityLevels, type GuardIndex, type MatchGuard } from './match-guard.js';
+import { payloadParsedFor } from '../query/soql/index.js';
 
 /**
  * Match monitors on the write path (DECISIONS.md §18 `kind: "match"`, docs/monitors.md). Every
@@ -37,6 +38,8 @@ interface CompiledMonitor {
   predicate: EventPredicate;
   /** An equality or a contains the monitor's events must meet, tested for all monitors at once per event instead of running every predicate (match-guard.ts). */
   guard: MatchGuard | undefined;
+  /** Without a guard: the severities its events can have, when a top-level item rules some out (match-guard.ts). */
+  levels: boolean[] | undefined;
   groupMs: number;
   channelIds: string[];
 }
@@ -46,6 +49,8 @@ interface TenantMonitors {
   monitors: CompiledMonitor[];
   /** The tenant's active datasets, id → name (the predicate matches on names). */
   datasets: Map<string, string>;
+  /** The guard index of all the monitors, made at the first batch where none is muted. */
+  index?: GuardIndex<CompiledMonitor>;
 }
 
 /** An open group window of one monitor. */
@@ -127,7 +132,7 @@ export class MatchEvaluator {
       const monitors = rows.flatMap((row): CompiledMonitor[] => {
         try {
           const query = parseMatchQuery(row.q);
-          return [{ row, query, predicate: compilePredicate(query, { now }), guard: matchGuard(query), groupMs: durationMs(row.group_window ?? defaults.group_window) ?? 60_000, channelIds: JSON.parse(row.channel_ids) as string[] }];
+          return [{ row, query, predicate: compilePredicate(query, { now }), guard: matchGuard(query), levels: severityLevels(query), groupMs: durationMs(row.group_window ?? defaults.group_window) ?? 60_000, channelIds: JSON.parse(row.channel_ids) as string[] }];
         } catch (error) {
           this.deps.log.warn({ err: error, monitor_id: row.id }, 'monitors: a match monitor could not be compiled; it is skipped');
           return [];
@@ -151,24 +156,30 @@ export class MatchEvaluator {
     const now = this.deps.clock.now();
     const live = entry.monitors.filter((m) => m.row.muted_until === null || Date.parse(m.row.muted_until) <= now);
     if (!live.length) return;
-    // One in-memory event per appended event (its payload parsed at most once, whatever the number of monitors);
-    // events of a dataset not active (or unknown) are not matched, as live tail does not send them.
-    const stored: StoredEvent[] = [];
-    for (const e of events) {
-      const dataset = entry.datasets.get(e.datasetId);
-      if (dataset === undefined) continue;
-      stored.push({ seq: 0, event_id: e.eventId, ts: e.ts, ingested_at: now, dataset, severity: e.severity, event: e.event, actor: e.actor, source: e.source, message: e.message, payloadJson: e.payload, bytes_raw: e.bytesRaw, [parsedPayload]: e[parsedPayload] });
-    }
-    // A guarded monitor's predicate runs only on the events whose guarded field has its value;
-    // the others' on every event. Hits keep the events' order.
-    const index = guardIndex(live);
+    // The guards read the events as ingest made them; the predicate's view of an event (its
+    // payload parsed at most once, whatever the number of monitors: a guard's parse is handed
+    // on) is made only when some
+    // monitor's guard lets the event through. Events of a dataset not active (or unknown) are not
+    // matched, as live tail does not send them. A guarded monitor's predicate runs only on the
+    // events its guard passes; the others' on every event. Hits keep the events' order.
+    const index = live.length === entry.monitors.length ? (entry.index ??= guardIndex(live)) : guardIndex(live);
     const hits = new Map<CompiledMonitor, StoredEvent[]>();
-    const hit = (monitor: CompiledMonitor, e: StoredEvent) => {
+    let dataset = '';
+    let stored: StoredEvent | undefined;
+    const visit = (monitor: CompiledMonitor, e: NewEvent) => {
+      stored ??= { seq: 0, event_id: e.eventId, ts: e.ts, ingested_at: now, dataset, severity: e.severity, event: e.event, actor: e.actor, source: e.source, message: e.message, payloadJson: e.payload, bytes_raw: e.bytesRaw, [parsedPayload]: e[parsedPayload] ?? payloadParsedFor(e) };
+      if (!monitor.predicate(stored)) return;
       const list = hits.get(monitor);
-      if (list) list.push(e);
-      else hits.set(monitor, [e]);
+      if (list) list.push(stored);
+      else hits.set(monitor, [stored]);
     };
-    for (const e of stored) forEachCandidate(index, e, (monitor) => monitor.predicate(e) && hit(monitor, e));
+    for (const e of events) {
+      const name = entry.datasets.get(e.datasetId);
+      if (name === undefined) continue;
+      dataset = name;
+      stored = undefined;
+      forEachCandidate(index, e, visit);
+    }
     for (const monitor of live) {
       const found = hits.get(monitor);
       if (found) this.matched(tenant, monitor, found, now);

@@ -37,7 +37,7 @@ export { canonicalFields, withoutPositions } from './ast.js';
 export { compileStats, planStats, statsRowLimit, maxStatsRows, maxBins, type CompiledStats } from './stats.js';
 export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH, MAX_STATS_AGGREGATES, MAX_STATS_BY } from './parser.js';
 export { printSoql, printField, printValue, aggregateText, byItemText } from './print.js';
-export { compilePredicate, lookupPayload, payloadOf, type EventPredicate, type MemoryEvent, type PredicateContext } from './predicate.js';
+export { compilePredicate, lookupPayload, payloadOf, payloadOfText, payloadParsedFor, type EventPredicate, type MemoryEvent, type PredicateContext } from './predicate.js';
 export {
   assertDatasetsExist,
   compileDuckDbFilter,

@@ -36,15 +36,33 @@ const parsedPayloads = new WeakMap<object, Record<string, unknown>>();
 export function payloadOf(ev: StoredEvent | MemoryEvent): Record<string, unknown> {
   const carried = ev[parsedPayload];
   if (carried) return carried;
-  const key = 'payload' in ev ? ev.payload : ev;
+  if ('payload' in ev) {
+    let payload = parsedPayloads.get(ev.payload);
+    if (!payload) {
+      payload = duckDbCannotRead(JSON.stringify(ev.payload)) ? {} : ev.payload;
+      parsedPayloads.set(ev.payload, payload);
+    }
+    return payload;
+  }
+  return payloadOfText(ev, ev.payloadJson);
+}
+
+/**
+ * The payload JSON text `text` of the event `key` as the predicate reads it (an unreadable text
+ * is empty), parsed once per key: match monitors' guards read a key of an ingested event before
+ * its predicate's view of it exists, and hand the object on (matcher.ts).
+ */
+export function payloadOfText(key: object, text: string): Record<string, unknown> {
   let payload = parsedPayloads.get(key);
   if (!payload) {
-    const text = 'payload' in ev ? JSON.stringify(ev.payload) : ev.payloadJson;
-    payload = duckDbCannotRead(text) ? {} : 'payload' in ev ? ev.payload : (JSON.parse(text) as Record<string, unknown>);
+    payload = duckDbCannotRead(text) ? {} : (JSON.parse(text) as Record<string, unknown>);
     parsedPayloads.set(key, payload);
   }
   return payload;
 }
+
+/** What `payloadOfText` parsed for `key`, if it did: nothing is parsed here. */
+export const payloadParsedFor = (key: object): Record<string, unknown> | undefined => parsedPayloads.get(key);
 
 /**
  * Compiles the query's filter (its `group by`, if any, is ignored: live tail rejects such

@@ -13,11 +13,26 @@
 
 const CONTEXT_SENSITIVE = /[\u0130\u03A3]/;
 
+/**
+ * The last text folded, and its fold: the predicates of many match monitors (or live tail
+ * sessions) test the same field of the same event one after the other (`source:*node-1`,
+ * `source:*node-2`, …), so that field is folded once rather than once per monitor.
+ */
+let lastText = '';
+let lastFolded = '';
+
 /** Lower-cases each code point independently, like DuckDB's lower() and ILIKE. */
 export function foldCase(s: string): string {
-  if (!CONTEXT_SENSITIVE.test(s)) return s.toLowerCase();
-  let out = '';
-  for (const ch of s) out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  if (s === lastText) return lastFolded;
+  let out: string;
+  if (!CONTEXT_SENSITIVE.test(s)) {
+    out = s.toLowerCase();
+  } else {
+    out = '';
+    for (const ch of s) out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  }
+  lastText = s;
+  lastFolded = out;
   return out;
 }
 
