@@ -10,6 +10,9 @@ import type { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 /** Loads between two merges of the rollup's rows. */
 const rollupCompactionEvery = 200;
 
+/** Rows of one DuckDB row group (its default `row_group_size`): the unit a checkpoint compresses. */
+export const rowGroupRows = 122_880;
+
 interface RollupRow {
   tenant: number;
   datasetId: string;
@@ -26,6 +29,17 @@ interface RollupRow {
  */
 export class DuckDbLoader {
   private loadsSinceCompaction = 0;
+  /**
+   * Rows in the table's last, open row group (undefined until read at the first load), and
+   * whether a checkpoint is owed because one filled. A checkpoint compresses every row group
+   * changed since the last one, and the open one whole again each time: checkpointing by WAL
+   * size alone (wal_autocheckpoint) compressed the open group 2–3 times over, more often the
+   * longer the rows (a 121-byte payload cost ~3 µs per event more than a 38-byte one, almost
+   * all of it here; docs/benchmarks.md, "Shipper routes"). So the loader checkpoints when a
+   * row group fills, and the WAL-size checkpoint is only the bound for long rows.
+   */
+  private openGroupRows: number | undefined;
+  private checkpointDue = false;
 
   constructor(
     private readonly connection: DuckDBConnection,
@@ -43,6 +57,8 @@ export class DuckDbLoader {
   }
 
   async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
+    this.openGroupRows ??= await this.rowsInOpenGroup();
+    let rows = 0;
     const chunks: EventChunkBuilder[] = [];
     const rollup = new Map<string, RollupRow>();
     const newTenants = new Map<string, { tenant: Tenant; id: number }>();
@@ -68,6 +84,7 @@ export class DuckDbLoader {
           chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns)));
         }
         chunk.addEncoded(seq++, batch);
+        rows++;
         const minute = Math.floor(ts / 60_000);
         if (minute !== lastMinute || datasetId !== lastEntry?.datasetId) {
           lastMinute = minute;
@@ -103,8 +120,33 @@ export class DuckDbLoader {
       throw error;
     }
     for (const { tenant, id } of newTenants.values()) this.tenants.confirm(tenant, id);
+    this.openGroupRows += rows;
+    if (this.openGroupRows >= rowGroupRows) {
+      this.openGroupRows %= rowGroupRows;
+      this.checkpointDue = true;
+    }
+    if (this.checkpointDue) await this.checkpoint();
     // Best effort: a failed merge leaves the rows unmerged, which readers sum all the same.
     await this.compactRollup().catch(() => undefined);
+  }
+
+  /** Rows in the last row group: the table's row ids run over its row groups in order. */
+  private async rowsInOpenGroup(): Promise<number> {
+    const reader = await this.connection.runAndReadAll('SELECT coalesce(max(rowid) + 1, 0) FROM events');
+    return Number(reader.getRows()[0]![0]) % rowGroupRows;
+  }
+
+  /**
+   * CHECKPOINT fails while another connection has a transaction open (a query): then the next
+   * load tries again, and until one succeeds wal_autocheckpoint still bounds the WAL.
+   */
+  private async checkpoint(): Promise<void> {
+    try {
+      await this.connection.run('CHECKPOINT');
+      this.checkpointDue = false;
+    } catch {
+      // Owed still.
+    }
   }
 
   /** The load's per-minute counts, appended (no index to maintain); see compactRollup. */
