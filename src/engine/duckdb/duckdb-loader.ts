@@ -33,10 +33,11 @@ export class DuckDbLoader {
    * Rows in the table's last, open row group (undefined until read at the first load), and
    * whether a checkpoint is owed because one filled. A checkpoint compresses every row group
    * changed since the last one, and the open one whole again each time: checkpointing by WAL
-   * size alone (wal_autocheckpoint) compressed the open group 2–3 times over, more often the
-   * longer the rows (a 121-byte payload cost ~3 µs per event more than a 38-byte one, almost
-   * all of it here; docs/benchmarks.md, "Shipper routes"). So the loader checkpoints when a
-   * row group fills, and the WAL-size checkpoint is only the bound for long rows.
+   * size alone (wal_autocheckpoint 16MB) compressed each row ~1.6–1.8 times, more often the
+   * longer the rows (loading events with 121-byte payloads cost 1.65 µs per event more than
+   * with 38-byte ones; 0.63 once checkpoints follow row groups: docs/benchmarks.md, "Shipper
+   * routes"). So the loader checkpoints when a row group fills, and the WAL-size checkpoint is
+   * only the bound for long rows.
    */
   private openGroupRows: number | undefined;
   private checkpointDue = false;
