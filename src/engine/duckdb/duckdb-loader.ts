@@ -30,16 +30,16 @@ interface RollupRow {
 export class DuckDbLoader {
   private loadsSinceCompaction = 0;
   /**
-   * Rows in the table's last, open row group (undefined until read at the first load), and
-   * whether a checkpoint is owed because one filled. A checkpoint compresses every row group
-   * changed since the last one, and the open one whole again each time: checkpointing by WAL
-   * size alone (wal_autocheckpoint 16MB) compressed each row ~1.6–1.8 times, more often the
-   * longer the rows (loading events with 121-byte payloads cost 1.65 µs per event more than
-   * with 38-byte ones; 0.63 once checkpoints follow row groups: docs/benchmarks.md, "Shipper
-   * routes"). So the loader checkpoints when a row group fills, and the WAL-size checkpoint is
-   * only the bound for long rows.
+   * Rows loaded since the last checkpoint, and whether one is owed. A checkpoint seals the row
+   * groups it writes (later rows start a new group) and merges small sealed groups into full
+   * ones, compressing their rows again. By WAL size alone (wal_autocheckpoint 16MB) it came
+   * every ~76k rows of the shipper routes' events (121-byte payloads), so most rows were
+   * compressed twice, and the longer the rows the more often: loading them cost 1.65 µs per
+   * event more than native's 38-byte payloads in process, 0.63 with a checkpoint per row
+   * group's worth of rows (rows of one load are not split: a group ends with a whole load) (docs/benchmarks.md, "Shipper routes"). wal_autocheckpoint remains
+   * the bound for long rows.
    */
-  private openGroupRows: number | undefined;
+  private rowsSinceCheckpoint = 0;
   private checkpointDue = false;
 
   constructor(
@@ -58,7 +58,6 @@ export class DuckDbLoader {
   }
 
   async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
-    this.openGroupRows ??= await this.rowsInOpenGroup();
     let rows = 0;
     const chunks: EventChunkBuilder[] = [];
     const rollup = new Map<string, RollupRow>();
@@ -121,20 +120,13 @@ export class DuckDbLoader {
       throw error;
     }
     for (const { tenant, id } of newTenants.values()) this.tenants.confirm(tenant, id);
-    this.openGroupRows += rows;
-    if (this.openGroupRows >= rowGroupRows) {
-      this.openGroupRows %= rowGroupRows;
-      this.checkpointDue = true;
-    }
+    this.rowsSinceCheckpoint += rows;
+    // Before a load like this one would overflow the row group: a checkpoint after it would seal
+    // the few rows past the group as a small group of their own, which later checkpoints merge.
+    if (this.rowsSinceCheckpoint + rows > rowGroupRows) this.checkpointDue = true;
     if (this.checkpointDue) await this.checkpoint();
     // Best effort: a failed merge leaves the rows unmerged, which readers sum all the same.
     await this.compactRollup().catch(() => undefined);
-  }
-
-  /** Rows in the last row group: the table's row ids run over its row groups in order. */
-  private async rowsInOpenGroup(): Promise<number> {
-    const reader = await this.connection.runAndReadAll('SELECT coalesce(max(rowid) + 1, 0) FROM events');
-    return Number(reader.getRows()[0]![0]) % rowGroupRows;
   }
 
   /**
@@ -145,6 +137,7 @@ export class DuckDbLoader {
     try {
       await this.connection.run('CHECKPOINT');
       this.checkpointDue = false;
+      this.rowsSinceCheckpoint = 0;
     } catch {
       // Owed still.
     }
