@@ -10,6 +10,9 @@ import type { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 /** Loads between two merges of the rollup's rows. */
 const rollupCompactionEvery = 200;
 
+/** Rows of one DuckDB row group (its default `row_group_size`): the unit a checkpoint compresses. */
+export const rowGroupRows = 122_880;
+
 interface RollupRow {
   tenant: number;
   datasetId: string;
@@ -26,6 +29,18 @@ interface RollupRow {
  */
 export class DuckDbLoader {
   private loadsSinceCompaction = 0;
+  /**
+   * Rows loaded since the last checkpoint, and whether one is owed. A checkpoint seals the row
+   * groups it writes (later rows start a new group) and merges small sealed groups into full
+   * ones, compressing their rows again. By WAL size alone (wal_autocheckpoint 16MB) it came
+   * every ~76k rows of the shipper routes' events (121-byte payloads), so most rows were
+   * compressed twice, and the longer the rows the more often: loading them cost 1.65 µs per
+   * event more than native's 38-byte payloads in process, 0.63 with a checkpoint per row
+   * group's worth of rows (rows of one load are not split: a group ends with a whole load) (docs/benchmarks.md, "Shipper routes"). wal_autocheckpoint remains
+   * the bound for long rows.
+   */
+  private rowsSinceCheckpoint = 0;
+  private checkpointDue = false;
 
   constructor(
     private readonly connection: DuckDBConnection,
@@ -43,6 +58,7 @@ export class DuckDbLoader {
   }
 
   async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
+    let rows = 0;
     const chunks: EventChunkBuilder[] = [];
     const rollup = new Map<string, RollupRow>();
     const newTenants = new Map<string, { tenant: Tenant; id: number }>();
@@ -68,6 +84,7 @@ export class DuckDbLoader {
           chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns)));
         }
         chunk.addEncoded(seq++, batch);
+        rows++;
         const minute = Math.floor(ts / 60_000);
         if (minute !== lastMinute || datasetId !== lastEntry?.datasetId) {
           lastMinute = minute;
@@ -103,8 +120,27 @@ export class DuckDbLoader {
       throw error;
     }
     for (const { tenant, id } of newTenants.values()) this.tenants.confirm(tenant, id);
+    this.rowsSinceCheckpoint += rows;
+    // Before a load like this one would overflow the row group: a checkpoint after it would seal
+    // the few rows past the group as a small group of their own, which later checkpoints merge.
+    if (this.rowsSinceCheckpoint + rows > rowGroupRows) this.checkpointDue = true;
+    if (this.checkpointDue) await this.checkpoint();
     // Best effort: a failed merge leaves the rows unmerged, which readers sum all the same.
     await this.compactRollup().catch(() => undefined);
+  }
+
+  /**
+   * CHECKPOINT fails while another connection has a transaction open (a query): then the next
+   * load tries again, and until one succeeds wal_autocheckpoint still bounds the WAL.
+   */
+  private async checkpoint(): Promise<void> {
+    try {
+      await this.connection.run('CHECKPOINT');
+      this.checkpointDue = false;
+      this.rowsSinceCheckpoint = 0;
+    } catch {
+      // Owed still.
+    }
   }
 
   /** The load's per-minute counts, appended (no index to maintain); see compactRollup. */

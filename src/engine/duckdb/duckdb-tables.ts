@@ -36,10 +36,13 @@ export function eventStoreSettings(tempDirectory: string, options: { memoryLimit
     max_temp_directory_size: '2GB',
     // seq carries the order; without preserving it DuckDB inserts in parallel with less memory.
     preserve_insertion_order: 'false',
-    // Each automatic checkpoint re-compresses the open row group and stalls the committing
-    // writer for ~0.1–0.5 s. 32MB or 64MB means fewer stalls (+10–40% events/s in bench:ingest)
-    // but committed rows wait uncompressed in memory: peak RSS went to 390–440 MB (goal < 400).
-    wal_autocheckpoint: '16MB',
+    // Each checkpoint re-compresses the open row group and stalls the committing writer for
+    // ~0.1–0.5 s; committed rows wait uncompressed in memory until one. The loader checkpoints
+    // when a row group (122,880 rows) fills (duckdb-loader.ts): 18 MB of WAL for bench:ingest's
+    // standard events, 26 MB for the shipper routes' (121-byte payloads). This bound is for
+    // longer rows: at 16MB it came first, every 76k–107k rows, so each row was compressed
+    // ~1.6–1.8 times. (64MB as the only rule: peak RSS 390–440 MB against the goal < 400.)
+    wal_autocheckpoint: '32MB',
   };
 }
 

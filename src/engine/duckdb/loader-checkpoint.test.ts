@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDbEngine } from './duckdb-tables.js';
+import { rowGroupRows } from './duckdb-loader.js';
+import { encodeBatch } from '../wal/event-batch.js';
+import type { NewEvent } from '../event-store.js';
+import { newEventId } from '../../shared/ids.js';
+
+const tenant = { orgId: 'org_1', projectId: 'prj_1', mode: 'live' as const };
+const walBytes = (dir: string) => fs.statSync(path.join(dir, 'events.duckdb.wal'), { throwIfNoEntry: false })?.size ?? 0;
+
+function batch(from: number, count: number): Buffer {
+  const events: NewEvent[] = [];
+  for (let i = 0; i < count; i++) {
+    const n = from + i;
+    events.push({ datasetId: 'ds_x', eventId: newEventId(), clientEventId: false, ts: 1_700_000_000_000 + n, severity: 1, bytesRaw: 100, event: 'e', actor: null, source: null, message: `m ${n}`, payload: `{"n":${n}}` });
+  }
+  return encodeBatch(tenant, Date.now(), events);
+}
+
+test('the loader checkpoints after each row group of rows, long before the WAL bound, across a reopen too; every row stays counted', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-checkpoint-'));
+  try {
+    let engine = await DuckDbEngine.open({ dir });
+    const perLoad = 10_000;
+    let seq = 1;
+    const load = async (e: DuckDbEngine) => {
+      await e.load([{ firstSeq: seq, body: batch(seq, perLoad) }], seq + perLoad - 1);
+      seq += perLoad;
+    };
+    // Short rows: a whole row group's WAL is a few MB, far under wal_autocheckpoint.
+    // Eleven loads (110,000 rows): a twelfth would still fit the group, so no checkpoint yet.
+    while (seq - 1 + 2 * perLoad <= rowGroupRows) await load(engine);
+    const before = walBytes(dir);
+    assert.ok(before > 1_000_000, `rows wait in the WAL until the group fills (${before} bytes)`);
+    await load(engine); // 120,000 rows: the next load would overflow the 122,880-row group
+    assert.ok(walBytes(dir) < before / 10, `checkpointed: the WAL went from ${before} to ${walBytes(dir)} bytes`);
+    await engine.close();
+    // Reopened (DuckDB checkpoints at close), the loader counts a row group's worth of rows again.
+    engine = await DuckDbEngine.open({ dir });
+    const reopenedAt = seq;
+    while (seq - reopenedAt + 2 * perLoad <= rowGroupRows) await load(engine);
+    assert.ok(walBytes(dir) > 1_000_000);
+    await load(engine);
+    assert.ok(walBytes(dir) < 1_000_000, `checkpointed again after a row group's worth of rows (${walBytes(dir)} bytes)`);
+    assert.equal(await engine.loadedSeq(), seq - 1);
+    await engine.close();
+    engine = await DuckDbEngine.open({ dir });
+    assert.equal(await engine.loadedSeq(), seq - 1);
+    assert.deepEqual(await engine.rollupCounts(tenant, ['ds_x'], 0), [['ds_x', seq - 1]]);
+    await engine.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
