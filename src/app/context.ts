@@ -91,7 +91,7 @@ export async function createContext(config: Config, clock: Clock, options: Conte
     cursors,
     orgs: new AnnouncingOrgService(db, plans, clock, bus),
     members,
-    tokens: new TokenService(db, clock, bus),
+    tokens: new TokenService(metadata, clock, bus),
     bus,
     close: async () => {
       await bus.close();
