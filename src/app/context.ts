@@ -92,7 +92,7 @@ export async function createContext(config: Config, clock: Clock, options: Conte
     cursors,
     orgs: new AnnouncingOrgService(db, plans, clock, bus),
     members,
-    tokens: new TokenService(db, clock, bus),
+    tokens: new TokenService(metadata, clock, bus),
     bus,
     close: async () => {
       // Query units charged ahead and not used go back before the store closes (allowance.ts).

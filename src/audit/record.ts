@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely';
-import { precompile } from '../stores/metadata/precompiled.js';
+import { precompileInsert } from '../stores/metadata/precompiled.js';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { newId } from '../shared/ids.js';
@@ -104,10 +104,19 @@ export function auditRow(change: AuditChange): AuditEntriesTable {
 /**
  * Records one change. `trx` is the transaction that makes the change: the entry commits with it
  * or not at all (a change without its entry, or an entry without its change, cannot exist).
- * The one way any service writes the audit log.
+ * The one way any service writes the audit log, but for `entry`.
  */
 export async function record(trx: Kysely<Database>, change: AuditChange): Promise<void> {
-  await trx.executeQuery(insertOf(trx)(auditRow(change)));
+  await trx.executeQuery(entry(trx, change));
+}
+
+/**
+ * The entry's insert, for a service that runs it in the same MetadataStore.writeAtomically as the
+ * change it records (the change and its entry the whole transaction: a token creation). Never
+ * run alone.
+ */
+export function entry(db: Kysely<Database>, change: AuditChange): CompiledQuery {
+  return insertOf(db)(auditRow(change));
 }
 
 const columns = [
@@ -128,7 +137,7 @@ const columns = [
   'outcome',
   'details',
 ] as const satisfies ReadonlyArray<keyof AuditEntriesTable>;
-type InsertQuery = (row: Record<(typeof columns)[number], unknown>) => CompiledQuery;
+type InsertQuery = (row: AuditEntriesTable) => CompiledQuery;
 /**
  * The insert, compiled once per database (its dialect's SQL) rather than built on every change:
  * building and compiling a 16-column insert with Kysely cost more than SQLite takes to run it,
@@ -140,7 +149,7 @@ function insertOf(db: Kysely<Database>): InsertQuery {
   const adapter = db.getExecutor().adapter;
   let insert = inserts.get(adapter);
   if (!insert) {
-    insert = precompile((p) => db.insertInto('audit_entries').values(Object.fromEntries(columns.map((c) => [c, p(c)])) as unknown as AuditEntriesTable), columns);
+    insert = precompileInsert(db, 'audit_entries', columns);
     inserts.set(adapter, insert);
   }
   return insert;
@@ -151,4 +160,4 @@ export async function recordAll(trx: Kysely<Database>, changes: readonly AuditCh
   if (changes.length) await trx.insertInto('audit_entries').values(changes.map(auditRow)).execute();
 }
 
-export const audit = { record, recordAll };
+export const audit = { record, recordAll, entry };

@@ -29,6 +29,15 @@ export interface MetadataStore {
    */
   readMostly<Row>(query: CompiledQuery<Row>): Promise<readonly Row[]>;
   /**
+   * Runs writes (inserts, updates, deletes; none returning rows) as one transaction: all commit
+   * or none does. For a change and its audit entry when they are the whole transaction (a token
+   * creation): on SQLite they run synchronously in one better-sqlite3 transaction once the
+   * connection is free, with no await while it is held — Kysely's transaction takes an async
+   * hop for BEGIN, each statement and COMMIT, which cost more than SQLite's work; on PostgreSQL
+   * in a transaction. A transaction that reads or awaits anything uses `db.transaction()`.
+   */
+  writeAtomically(queries: readonly CompiledQuery[]): Promise<void>;
+  /**
    * ReadMostlyCache's stamp: a number that moves whenever anything is written to the SQLite file,
    * by this process or another (opsctl, a second server), but for this process's own writes of
    * unstampedTables (the usage counters). Undefined on PostgreSQL, where other
@@ -61,6 +70,14 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
       ping: async () => void (await sql`select 1`.execute(db)),
       onConnectionLost: (listener) => void (connectionLost = listener),
       readMostly: async (query) => (await db.executeQuery(query)).rows,
+      writeAtomically: async (queries) => {
+        if (queries.length === 1) await db.executeQuery(queries[0]!);
+        else {
+          await db.transaction().execute(async (trx) => {
+            for (const query of queries) await trx.executeQuery(query);
+          });
+        }
+      },
       changeStamp: undefined,
       close: () => db.destroy(),
     };
@@ -74,7 +91,9 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   const statements = withStatementCache(database);
-  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: statements }) });
+  const dialect = new FifoSqliteDialect({ database: statements });
+  const db = new Kysely<Database>({ dialect });
+  const writeAll = sqliteWriteAll(database, statements);
   await migrate(db);
   const otherCommits = walChangeCounter(database, file);
   statements.commitsOwnWritesThrough(otherCommits);
@@ -88,6 +107,7 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
     // An embedded file has no connection to lose.
     onConnectionLost: () => {},
     readMostly: (query) => cache.read(query, async () => (await db.executeQuery(query)).rows),
+    writeAtomically: (queries) => dialect.exclusive(() => writeAll(queries)),
     changeStamp,
     close: async () => {
       otherCommits.close();
@@ -179,6 +199,26 @@ function withStatementCache(database: SQLite.Database) {
 }
 
 const unstampedStatements = new WeakSet<SQLite.Statement>();
+
+/**
+ * writeAtomically's SQLite half, to run while its caller alone holds the connection. A statement
+ * on its own commits alone; several run in one transaction (BEGIN IMMEDIATE: the write lock is
+ * taken, or waited for under busy_timeout, before the first statement). Through the statement
+ * cache, so each write moves the change stamp as Kysely's do.
+ */
+function sqliteWriteAll(database: SQLite.Database, statements: ReturnType<typeof withStatementCache>): (queries: readonly CompiledQuery[]) => void {
+  const run = (query: CompiledQuery) => void statements.prepare(query.sql).run(query.parameters);
+  const all = database.transaction((queries: readonly CompiledQuery[]) => {
+    for (const query of queries) run(query);
+  });
+  return (queries) => {
+    // Outside any transaction, or better-sqlite3 would nest these in it (a savepoint) and they
+    // would commit or roll back with whatever holds it: the connection's turn rules that out.
+    if (database.inTransaction) throw new Error('writeAtomically: the connection is inside a transaction');
+    if (queries.length === 1) run(queries[0]!);
+    else all.immediate(queries);
+  };
+}
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
