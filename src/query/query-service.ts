@@ -31,6 +31,7 @@ import {
   withinDatasets,
   parseSoql,
   payloadPaths,
+  readScope,
   printField,
   printSoql,
   type GroupValue,
@@ -68,6 +69,8 @@ export interface QueryServiceDeps {
   datasets: ActiveDatasets;
   cursors: CursorCodec;
   now: () => number;
+  /** Told the payload keys each query names and the datasets it can read (hot keys: events/hot-keys.ts QueryKeyUse). */
+  payloadKeysUsed?: (datasetIds: readonly string[], paths: readonly string[][]) => void;
 }
 
 /** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
@@ -137,7 +140,9 @@ export class QueryService {
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
-    if (!usesPayload(query)) return this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot: undefined });
+    const paths = payloadPaths(query);
+    if (!paths.length) return this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot: undefined });
+    this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
     // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
     // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
     // counts say no row of the query's datasets needs the JSON; if those counts changed while
@@ -213,9 +218,6 @@ export class QueryService {
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
 }
-
-/** Whether the query reads a payload key anywhere (else the hot layouts need not be fetched). */
-const usesPayload = (query: SoqlQuery): boolean => payloadPaths(query).length > 0;
 
 const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
