@@ -1,6 +1,9 @@
 import type { FieldStat, FrequentKey } from './event-store.js';
 import { maxHotKeys } from './hot-columns.js';
 
+/** The hot-key candidates a sample keeps (FieldStats.frequent), most frequent first. */
+export const frequentKeysKept = 4 * maxHotKeys;
+
 /**
  * Bounds of schema discovery (docs/decisions.md, "Hardening: event bounds"): whatever is
  * stored, one discovery reads at most `sampleEvents` events and `sampleBytes` of payload text
@@ -127,7 +130,8 @@ export function discoverFields(
       return count > 0 ? [{ key, path: s.path, type, count }] : [];
     })
     .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .slice(0, maxHotKeys);
+    // More than the 32 hot keys: a key queries use may be hot though others are more frequent.
+    .slice(0, frequentKeysKept);
 
   const ranked = [...paths]
     .map(([key, stats]) => ({ key, cardinality: stats.values.size, samples: stats.samples }))

@@ -52,7 +52,26 @@ export interface HotLayout {
   stored?: { minTs: number; maxTs: number };
   /** ClickHouse only: the layout the dataset's next rows are loaded with (rows not loaded yet carry it). */
   current?: boolean;
+  /**
+   * DuckDB only (duckdb/duckdb-hot-layouts.ts), where a read may leave the JSON out when no row
+   * it can see needs it: the dataset's stored rows loaded with this layout (absent: none; layout
+   * 0, with no slots, stands for rows loaded without hot keys). `json`: the OR of their hot_json
+   * bits; `oddNumbers`: a bit per number column (1 << i for hot_n<i>) holding, in some row, a
+   * number that is not an integer below 10^15 (the `group by` key reads those from the JSON).
+   * Both only grow between recounts (a delete leaves them as they were: conservative).
+   */
+  rows?: { json: number; oddNumbers: number };
+  /**
+   * DuckDB only: the version of the dataset's `rows` (the same on each of its layouts). It
+   * changes whenever they grow — rows of a layout not seen before, a new bit — and the change is
+   * made before those rows commit, so a read that relied on the rows of one version and finds
+   * the same version afterwards saw no row that needed the JSON (query-service.ts).
+   */
+  version?: string;
 }
+
+/** Whether a number is kept as the `group by` key's digits (an integer below 10^15); else the key reads the JSON. */
+export const isPlainInteger = (n: number): boolean => Number.isInteger(n) && Math.abs(n) < 1e15;
 
 export const hotStringColumn = (column: number): string => `hot_s${column}`;
 export const hotNumberColumn = (column: number): string => `hot_n${column}`;

@@ -124,6 +124,24 @@ describe('hot payload keys', () => {
     if (process.env.OPS_TEST_CLICKHOUSE_URL) assert.ok(layouts.every((l) => l.slots.length), 'every row of the dataset has the layout');
   });
 
+  test('a key queries use is hot though discovery alone would not choose it (rare in the sample)', async () => {
+    await ingest('used', gameEvents(0, 80));
+    // `rare` is in 2 of the 80 events (below the 10% discovery asks), `ranked` in all: both named by queries.
+    for (let i = 0; i < 3; i++) {
+      const r = await s.request('POST', '/query', { json: { q: 'dataset:used AND payload.rare >= 0 stats count() by payload.map' } });
+      assert.equal(r.status, 200, r.text);
+    }
+    // Named twice only: not enough (minUses is 3).
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('POST', '/query', { json: { q: 'dataset:used AND payload.nothere == 1' } })).status, 200);
+    const schema = await s.request('GET', '/datasets/used/schema');
+    assert.equal(schema.status, 200, schema.text);
+    const hot = (schema.body.hot_keys as Array<{ key: string; type: string; pinned: boolean }>).map((k) => `${k.key}:${k.type}`);
+    assert.deepEqual(hot.slice(0, 2).sort(), ['map:string', 'rare:number'], 'the keys queries named first');
+    assert.deepEqual(hot.slice(2).sort(), ['match.round:number', 'ping:number', 'ranked:boolean', 'region:string']);
+    // And it is read right from its column.
+    assert.equal((await s.request('POST', '/query', { json: { q: 'dataset:used AND payload.rare >= 0' } })).body.events.length, 2);
+  });
+
   test('pin and unpin: PATCH hot_keys replaces the pins; discovery fills the rest', async () => {
     await ingest('pins', gameEvents(0, 40));
     const pinned = await s.request('PATCH', '/datasets/pins', { json: { hot_keys: ['rare', { key: 'later', type: 'number' }] } });

@@ -59,27 +59,79 @@ const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.
 /** A discovered key becomes hot when at least this share of the sample holds it as one type. */
 export const autoShare = 0.1;
 
+/** A payload key named by queries on a dataset (QueryKeyUse), with how many named it. */
+export interface UsedKey {
+  path: string[];
+  count: number;
+}
+
+/** Queries that must have named a key before it is chosen for being used. */
+export const minUses = 3;
+
 /**
  * The next hot keys: the pins, then the automatic keys still seen in the sample (kept as they
- * were, so a key does not flap in and out), then the most frequent new ones, up to 32.
+ * were, so a key does not flap in and out), then the keys queries use most (`used`, named by at
+ * least minUses queries, with the type the sample shows), then the most frequent new ones, up
+ * to 32.
  */
-export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[]): HotKeyEntry[] {
+export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[], used: readonly UsedKey[] = []): HotKeyEntry[] {
   const pinned = pins ?? current.filter((k) => k.pinned);
   const next: HotKeyEntry[] = pinned.map((k) => ({ path: k.path, type: k.type, pinned: true }));
   const has = (path: readonly string[]) => next.some((k) => samePath(k.path, path));
   const frequent = stats?.frequent ?? [];
+  const top = frequent.slice(0, maxHotKeys);
+  const wanted = used.filter((u) => u.count >= minUses).sort((a, b) => b.count - a.count);
+  const seen = (path: readonly string[]) => frequent.find((f) => samePath(f.path, path));
   for (const k of current) {
     if (k.pinned || has(k.path) || next.length >= maxHotKeys) continue;
     // Without a sample (no events in 24 hours) nothing is known to be gone: keep it.
-    if (!stats || frequent.some((f) => samePath(f.path, k.path))) next.push({ path: k.path, type: k.type, pinned: false });
+    const stays = !stats || top.some((f) => samePath(f.path, k.path)) || (wanted.some((u) => samePath(u.path, k.path)) && seen(k.path));
+    if (stays) next.push({ path: k.path, type: k.type, pinned: false });
+  }
+  for (const u of wanted) {
+    if (next.length >= maxHotKeys) break;
+    const f = seen(u.path);
+    if (f && !has(f.path)) next.push({ path: f.path, type: f.type, pinned: false });
   }
   const least = Math.max(1, Math.ceil((stats?.sampledEvents ?? 0) * autoShare));
-  for (const f of frequent) {
+  for (const f of top) {
     if (next.length >= maxHotKeys) break;
     if (f.count < least || has(f.path)) continue;
     next.push({ path: f.path, type: f.type, pinned: false });
   }
   return next;
+}
+
+/**
+ * The payload keys queries name (filters, `group by`, `stats` functions and `by` fields), counted
+ * per dataset in this process's memory (a restart starts again from nothing), for chooseHotKeys.
+ * Bounded: at most 64 keys per dataset (past that new keys are not counted) and 10,000 datasets
+ * (the oldest counted is forgotten first).
+ */
+export class QueryKeyUse {
+  private readonly byDataset = new Map<string, Map<string, UsedKey>>();
+
+  note(datasetIds: readonly string[], paths: readonly string[][]): void {
+    if (!paths.length) return;
+    for (const id of datasetIds) {
+      let keys = this.byDataset.get(id);
+      if (!keys) {
+        if (this.byDataset.size >= 10_000) this.byDataset.delete(this.byDataset.keys().next().value!);
+        this.byDataset.set(id, (keys = new Map()));
+      }
+      for (const path of paths) {
+        const key = JSON.stringify(path);
+        const entry = keys.get(key);
+        if (entry) entry.count++;
+        else if (keys.size < 64) keys.set(key, { path: [...path], count: 1 });
+      }
+    }
+  }
+
+  /** The dataset's keys named by queries, most named first. */
+  of(datasetId: string): UsedKey[] {
+    return [...(this.byDataset.get(datasetId)?.values() ?? [])].sort((a, b) => b.count - a.count);
+  }
 }
 
 export type HotKeyPin = string | { key: string; type: HotType };
@@ -96,17 +148,19 @@ export class HotKeyService {
     private readonly store: EventStore,
     /** OPS_HOT_KEYS_AUTO: discovery's keys join the pins; without it only pins are hot. */
     private readonly auto = false,
+    /** The keys queries name (the query service counts them). */
+    readonly use = new QueryKeyUse(),
   ) {}
 
   /** After schema discovery (a fresh sample): adds the keys seen most often, keeps the pins. */
   async refresh(tenant: Tenant, dataset: Dataset, stats: FieldStats): Promise<HotKeyEntry[]> {
     const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
-    return this.save(tenant, dataset, current, this.choose(current, stats));
+    return this.save(tenant, dataset, current, this.choose(dataset.id, current, stats));
   }
 
   /** chooseHotKeys, or only the pins when discovery does not choose (an earlier automatic choice is dropped). */
-  private choose(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[]): HotKeyEntry[] {
-    if (this.auto) return chooseHotKeys(current, stats, pins);
+  private choose(datasetId: string, current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[]): HotKeyEntry[] {
+    if (this.auto) return chooseHotKeys(current, stats, pins, this.use.of(datasetId));
     return chooseHotKeys(current.filter((k) => k.pinned), undefined, pins);
   }
 
@@ -146,7 +200,7 @@ export class HotKeyService {
   /** The pins become exactly these (resolvePins); discovery's keys fill the rest (OPS_HOT_KEYS_AUTO). */
   async pin(tenant: Tenant, dataset: Dataset, { pins, sample }: ResolvedPins): Promise<HotKeyEntry[]> {
     const current = hotKeysOf((await this.fresh(tenant, dataset)) ?? dataset);
-    return this.save(tenant, dataset, current, this.choose(current, sample, pins));
+    return this.save(tenant, dataset, current, this.choose(dataset.id, current, sample, pins));
   }
 
   private fresh(tenant: Tenant, dataset: Dataset): Promise<Pick<Dataset, 'hot_keys'> | undefined> {

@@ -24,12 +24,16 @@ import {
   statsRowLimit,
   hotContext,
   hotReadsFor,
+  stillHolds,
+  type AnyHotReads,
+  type SqlDialect,
   decodeGroupValue,
   withinDatasets,
   parseSoql,
+  payloadPaths,
+  readScope,
   printField,
   printSoql,
-  type Expr,
   type GroupValue,
   type SoqlQuery,
 } from './soql/index.js';
@@ -65,6 +69,8 @@ export interface QueryServiceDeps {
   datasets: ActiveDatasets;
   cursors: CursorCodec;
   now: () => number;
+  /** Told the payload keys each query names and the datasets it can read (hot keys: events/hot-keys.ts QueryKeyUse). */
+  payloadKeysUsed?: (datasetIds: readonly string[], paths: readonly string[][]) => void;
 }
 
 /** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
@@ -134,8 +140,40 @@ export class QueryService {
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
-    // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts, clickhouse-hot.ts).
-    const hot = usesPayload(query) ? hotReadsFor(dialect, await this.deps.store.hotLayouts(tenant, [...datasetIds.values()]), query, { now, datasetIds }) : undefined;
+    const paths = payloadPaths(query);
+    if (!paths.length) return this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot: undefined });
+    this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
+    // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
+    // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
+    // counts say no row of the query's datasets needs the JSON; if those counts changed while
+    // the query ran (rows needing it may have been read), it runs again — the third time with
+    // the JSON whatever the counts say, which is always exact.
+    const ids = [...datasetIds.values()];
+    let layouts = await this.deps.store.hotLayouts(tenant, ids);
+    for (let attempt = 1; ; attempt++) {
+      const hot = hotReadsFor(dialect, layouts, query, { now, datasetIds }, { withJson: attempt >= 3 });
+      const result = await this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot });
+      if (!('relied' in hot) || !hot.relied.size) return result;
+      layouts = await this.deps.store.hotLayouts(tenant, ids);
+      if (stillHolds(hot, layouts)) return result;
+    }
+  }
+
+  private async runOnce(
+    tenant: Tenant,
+    query: SoqlQuery,
+    run: {
+      now: number;
+      datasetIds: ReadonlyMap<string, string>;
+      names: ReadonlyMap<string, string>;
+      position: ReturnType<typeof readKey> | undefined;
+      dialect: SqlDialect;
+      hot: AnyHotReads | undefined;
+    },
+  ): Promise<QueryResult> {
+    const { now, datasetIds, names, position, dialect, hot } = run;
+    const owner = tenantKey(tenant);
+    const list = queryListName(query);
     const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
     const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
 
@@ -179,18 +217,6 @@ export class QueryService {
     const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
-}
-
-/** Whether the query reads a payload key anywhere (else the hot layouts need not be fetched). */
-function usesPayload(query: SoqlQuery): boolean {
-  const inExpr = (e: Expr): boolean =>
-    e.type === 'and' || e.type === 'or' ? e.items.some(inExpr) : e.type === 'not' ? inExpr(e.expr) : e.type !== 'freetext' && e.field.kind === 'payload';
-  return (
-    (query.filter !== null && inExpr(query.filter)) ||
-    query.groupBy?.kind === 'payload' ||
-    (query.stats?.by.some((b) => b.kind === 'field' && b.field.kind === 'payload') ?? false) ||
-    (query.stats?.aggregates.some((a) => a.fn !== 'count' && a.field.kind === 'payload') ?? false)
-  );
 }
 
 const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);

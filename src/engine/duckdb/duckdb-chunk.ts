@@ -3,7 +3,7 @@ import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VAR
 import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from '../event-columns.js';
 import type { BatchReader } from '../wal/event-batch.js';
-import { extractHotValues, hotColumn, hotColumnType, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
+import { extractHotValues, hotColumn, hotColumnType, isPlainInteger, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -194,6 +194,15 @@ export class EventChunkBuilder {
     return this.rows;
   }
 
+  /**
+   * What the chunk's rows add to the dataset's hot rows (DuckDbHotLayouts.noteRows): their
+   * layout (0: none), the OR of their hot_json bits, the number columns holding a number that is
+   * not an integer below 10^15.
+   */
+  get hotRows(): { datasetId: string; layout: number; json: number; oddNumbers: number } {
+    return { datasetId: this.datasetId, layout: this.hot?.layoutId ?? 0, json: this.hot?.jsonBits ?? 0, oddNumbers: this.hot?.oddNumbers ?? 0 };
+  }
+
   get full(): boolean {
     return this.rows === chunkRows;
   }
@@ -273,6 +282,12 @@ class HotChunkColumns {
   /** Vector index of each hot column of the table: a slot's, or null for the columns the layout leaves NULL. */
   private readonly at: Array<{ index: number; slot: number | null; name: string }>;
   private readonly row: HotValues = { strings: [], numbers: [], json: 0 };
+  /** The OR of the rows' hot_json. */
+  jsonBits = 0;
+  /** Bit per number column (1 << column) holding a number that is not an integer below 10^15. */
+  oddNumbers = 0;
+  /** Per number slot, its column's bit in oddNumbers. */
+  private readonly columnBit = new Map<number, number>();
 
   constructor(
     private readonly layout: HotLayout,
@@ -280,8 +295,10 @@ class HotChunkColumns {
   ) {
     this.paths = layout.slots.map((s) => pointerPath(s.pointer));
     for (const s of layout.slots) {
-      if (s.type === 'number') this.numbers.set(s.slot, { values: new Float64Array(chunkRows), validity: new Uint32Array(chunkRows / 32).fill(0xffffffff) });
-      else this.strings.set(s.slot, new TextColumn());
+      if (s.type === 'number') {
+        this.numbers.set(s.slot, { values: new Float64Array(chunkRows), validity: new Uint32Array(chunkRows / 32).fill(0xffffffff) });
+        this.columnBit.set(s.slot, (1 << s.column) >>> 0);
+      } else this.strings.set(s.slot, new TextColumn());
     }
     this.at = hotColumns.map((name, i) => ({ index: hotBase + i, name, slot: layout.slots.find((s) => hotColumn(s) === name)?.slot ?? null }));
     for (const s of layout.slots) {
@@ -289,15 +306,23 @@ class HotChunkColumns {
     }
   }
 
+  get layoutId(): number {
+    return this.layout.id;
+  }
+
   add(i: number, payloadJson: string): void {
     const row = this.row;
     extractHotValues(this.layout.slots, this.paths, payloadJson, row);
     this.json[i] = row.json;
+    this.jsonBits = (this.jsonBits | row.json) >>> 0;
     for (const [slot, column] of this.strings) column.set(i, row.strings[slot] ?? null);
     for (const [slot, column] of this.numbers) {
       const v = row.numbers[slot];
       if (v === null || v === undefined) column.validity[i >>> 5] = column.validity[i >>> 5]! & ~(1 << (i & 31));
-      else column.values[i] = v;
+      else {
+        column.values[i] = v;
+        if (!isPlainInteger(v)) this.oddNumbers = (this.oddNumbers | this.columnBit.get(slot)!) >>> 0;
+      }
     }
   }
 

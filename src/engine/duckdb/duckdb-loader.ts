@@ -96,6 +96,12 @@ export class DuckDbLoader {
       }
     }
 
+    // Before the rows commit: a read relying on the datasets' rows needing no JSON (duckdb-hot.ts)
+    // sees their version change if these rows do (a failed load leaves it changed: harmless).
+    for (const c of chunks) {
+      const r = c.hotRows;
+      this.hot.noteRows(r.datasetId, r.layout, r.json, r.oddNumbers);
+    }
     await this.connection.run('BEGIN TRANSACTION');
     try {
       for (const { tenant, id } of newTenants.values()) {

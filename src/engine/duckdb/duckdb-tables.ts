@@ -226,7 +226,14 @@ export class DuckDbEngine implements EventEngine {
    * second finds nothing left to delete. A conflict with the loader's rollup merge is retried.
    */
   deleteBefore(tenant: Tenant, datasetId: string, beforeMs: number): Promise<number> {
-    const run = this.deletes.then(() => this.deleteBeforeNow(tenant, datasetId, beforeMs));
+    const run = this.deletes.then(async () => {
+      const deleted = await this.deleteBeforeNow(tenant, datasetId, beforeMs);
+      // What the dataset's remaining rows need (the rows loaded before a key was hot may be
+      // gone): counted again between loads. On failure the old count stays, which only means
+      // more reads of the JSON than needed.
+      if (deleted > 0 && this.hot.tracks(datasetId)) await this.betweenLoads(() => this.hot.recount(datasetId)).catch(() => undefined);
+      return deleted;
+    });
     this.deletes = run.catch(() => undefined);
     return run;
   }

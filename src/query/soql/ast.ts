@@ -133,3 +133,21 @@ export function withoutPositions(query: SoqlQuery): SoqlQuery {
     : null;
   return { filter: query.filter ? strip(query.filter) : null, groupBy: query.groupBy, ...(stats ? { stats } : {}) };
 }
+
+/** The payload paths a query reads: in its filter, `group by`, `stats` functions and `by` fields (each once). */
+export function payloadPaths(query: SoqlQuery): string[][] {
+  const found = new Map<string, string[]>();
+  const add = (field: FieldRef) => {
+    if (field.kind === 'payload') found.set(JSON.stringify(field.path), field.path);
+  };
+  const visit = (e: Expr): void => {
+    if (e.type === 'and' || e.type === 'or') e.items.forEach(visit);
+    else if (e.type === 'not') visit(e.expr);
+    else if (e.type !== 'freetext') add(e.field);
+  };
+  if (query.filter) visit(query.filter);
+  if (query.groupBy) add(query.groupBy);
+  for (const b of query.stats?.by ?? []) if (b.kind === 'field') add(b.field);
+  for (const a of query.stats?.aggregates ?? []) if (a.fn !== 'count') add(a.field);
+  return [...found.values()];
+}

@@ -27,7 +27,13 @@ export type GroupValue = string | number | boolean | null | GroupValue[] | { [ke
 export function compileDuckDbGroupKey(field: FieldRef, hot: HotReads = noHotReads): CompiledGroupKey {
   if (field.kind === 'payload') {
     const pointer = jsonPointer(field.path);
-    return { sql: hotGroupKey(hot, pointer, () => "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')"), params: [pointer] };
+    // The pointer is a parameter only when the JSON is read (not when the column alone is).
+    const params: string[] = [];
+    const sql = hotGroupKey(hot, pointer, () => {
+      params.push(pointer);
+      return "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')";
+    });
+    return { sql, params };
   }
   switch (field.name) {
     case 'dataset':

@@ -11,10 +11,10 @@
  */
 import { AppError } from '../../errors/app-error.js';
 import type { CompiledGroupKey } from '../../engine/event-store.js';
-import type { FieldRef, SoqlQuery } from './ast.js';
+import { payloadPaths, type FieldRef, type SoqlQuery } from './ast.js';
 import { compileClickHouseFilter } from './clickhouse.js';
 import { compileClickHouseGroupKey } from './clickhouse-group.js';
-import { compileDuckDbFilter, type DuckDbContext, type SqlParam } from './duckdb.js';
+import { compileDuckDbFilter, jsonPointer, type DuckDbContext, type SqlParam } from './duckdb.js';
 import { compileDuckDbGroupKey } from './duckdb-group.js';
 import type { HotReads } from './duckdb-hot.js';
 import { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads } from './clickhouse-hot.js';
@@ -33,7 +33,7 @@ export type {
   Value,
 } from './ast.js';
 export type { StatsAggregate, StatsByItem, StatsClause } from './ast.js';
-export { canonicalFields, withoutPositions } from './ast.js';
+export { canonicalFields, payloadPaths, withoutPositions } from './ast.js';
 export { compileStats, planStats, statsRowLimit, maxStatsRows, maxBins, type CompiledStats } from './stats.js';
 export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH, MAX_STATS_AGGREGATES, MAX_STATS_BY } from './parser.js';
 export { printSoql, printField, printValue, aggregateText, byItemText } from './print.js';
@@ -47,7 +47,7 @@ export {
 } from './duckdb.js';
 export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
 export { compileClickHouseFilter } from './clickhouse.js';
-export { hotReadsOf, noHotReads, type HotReads } from './duckdb-hot.js';
+export { hotReadsOf, noHotReads, stillHolds, type HotReads } from './duckdb-hot.js';
 export { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads, type ReadScope } from './clickhouse-hot.js';
 export type { AnyHotReads } from './stats.js';
 export { compileClickHouseGroupKey } from './clickhouse-group.js';
@@ -79,18 +79,22 @@ export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: AnyH
 
 /**
  * The hot reads of a query in the dialect, from the store's layouts of the query's datasets
- * (EventStore.hotLayouts). DuckDB reads a column per row where it can (duckdb-hot.ts);
- * ClickHouse only for the keys every row in the query's scope has (clickhouse-hot.ts).
+ * (EventStore.hotLayouts). DuckDB reads a column per row where it can, and the column alone
+ * for the keys no stored row of the query's datasets needs the JSON for, unless `withJson`
+ * (duckdb-hot.ts); ClickHouse only for the keys every row in the query's scope has
+ * (clickhouse-hot.ts).
  */
 export function hotReadsFor(
   dialect: SqlDialect,
   layouts: readonly HotLayout[],
   query: SoqlQuery,
   ctx: { now: number; datasetIds: ReadonlyMap<string, string> },
+  options: { withJson?: boolean } = {},
 ): AnyHotReads {
   switch (dialect) {
     case 'duckdb':
-      return hotReadsOf(layouts);
+      if (options.withJson) return hotReadsOf(layouts);
+      return hotReadsOf(layouts, { datasetIds: readScope(query, ctx).datasetIds, pointers: new Set(payloadPaths(query).map(jsonPointer)) });
     case 'clickhouse':
       return layouts.length ? clickHouseHotReadsOf(layouts, readScope(query, ctx)) : noClickHouseHotReads;
   }

@@ -131,7 +131,15 @@ function numbers(field: FieldRef, dialect: SqlDialect, hot: AnyHotReads): Compil
   if (field.kind === 'canonical') return { sql: dialect === 'duckdb' ? 'CAST(bytes_raw AS DOUBLE)' : 'toFloat64(bytes_raw)', params: [] };
   const pointer = jsonPointer(field.path);
   // One JSON parse per row, as the filter's number branch reads it.
-  if (dialect === 'duckdb') return { sql: hotNumber(duckHot(hot), pointer, () => duckDbPayloadNumber('?')), params: [pointer] };
+  if (dialect === 'duckdb') {
+    // The pointer is a parameter only when the JSON is read (not when the column alone is).
+    const params: string[] = [];
+    const sql = hotNumber(duckHot(hot), pointer, () => {
+      params.push(pointer);
+      return duckDbPayloadNumber('?');
+    });
+    return { sql, params };
+  }
   const [type, number] = [hotColumnOf(clickHouseHot(hot), pointer, 't'), hotColumnOf(clickHouseHot(hot), pointer, 'n')];
   if (type && number) return { sql: `if(${type} = ${payloadType.number}, ${number}, NULL)`, params: [] };
   return {
