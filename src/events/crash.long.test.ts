@@ -55,11 +55,13 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
   const { token } = await setup.tokens.create({ tenant, name: 't', scopes: parseScopes('all'), expiresAt: null });
   await setup.close();
 
-  const port = await freePort();
   const acknowledged = new Set<string>();
   let counter = 0;
   for (let round = 0; round < 5; round++) {
-    // Each start replays what the kill before it left in the log.
+    // Each start replays what the kill before it left in the log. A port of its own each time:
+    // the one a killed server freed may be taken by another test file's server meanwhile, whose
+    // answers (401 to this token) would keep the loop below waiting until the test times out.
+    const port = await freePort();
     const child = await serve(dataDir, port, engineEnv);
     let stop = false;
     const client = async (c: number) => {
@@ -84,7 +86,11 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
     };
     const before = acknowledged.size;
     const clients = Array.from({ length: 4 }, (_, c) => client(c));
-    while (acknowledged.size < before + 2000) await new Promise((r) => setTimeout(r, 10));
+    const until = Date.now() + 60_000;
+    while (acknowledged.size < before + 2000) {
+      if (Date.now() > until) assert.fail(`round ${round}: ${acknowledged.size - before} events acknowledged in 60 s (the restarted server does not take ingest)`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await new Promise((r) => setTimeout(r, Math.random() * 300));
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
@@ -94,6 +100,7 @@ test('SIGKILL at random points of ingest and loading, 5 times: every answered ev
   assert.ok(acknowledged.size >= 10_000);
 
   // A last start replays the log; a query over HTTP right after sees every event (read-your-writes).
+  const port = await freePort();
   const again = await serve(dataDir, port, engineEnv);
   const seen = await timesStored(port, token, 'dataset:crash');
   again.kill('SIGTERM');
