@@ -1,5 +1,6 @@
 import { ChangeBoardWriter, changeBoardFile } from './change-board.js';
 import { NamedPages } from './named-pages.js';
+import { UnchangedAnswers, keyableParams } from './unchanged-answers.js';
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
@@ -62,10 +63,6 @@ const maxRollups = 10_000;
 const maxPages = 200;
 
 /** A read's answer kept under the tenant's change count it was read under (readUnchanged). */
-interface Unchanged<T> {
-  change: number;
-  value: Promise<T>;
-}
 
 export const logDefaults = {
   readWaitMs: 10_000,
@@ -115,9 +112,9 @@ export class LoggedEventStore implements EventStore {
   private board: ChangeBoardWriter | undefined;
   private readonly namedPages: NamedPages;
   /** Rollup counts (GET /datasets) by tenant, window start (minute) and datasets, under the tenant's change count. */
-  private readonly rollups = new Map<string, Unchanged<Array<[string, number]>>>();
+  private readonly rollups = new UnchangedAnswers<Array<[string, number]>>(maxRollups);
   /** Pages of events (POST /query) by tenant, filter, size and position, under the tenant's change count. */
-  private readonly pages = new Map<string, Unchanged<{ events: StoredEvent[]; more: boolean }>>();
+  private readonly pages = new UnchangedAnswers<{ events: StoredEvent[]; more: boolean }>(maxPages);
   private readonly options: LoggedEventStoreOptions & Tuning;
   private readonly sqlDialect: SqlDialect;
 
@@ -417,7 +414,7 @@ export class LoggedEventStore implements EventStore {
    * the same tables unseen, so it always reads.
    */
   private rollupRows(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Array<[string, number]>> {
-    return this.readUnchanged(this.rollups, maxRollups, tenant, `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`, async () => {
+    return this.readUnchanged(this.rollups, tenant, `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`, async () => {
       await this.fresh();
       return this.engine.rollupCounts(tenant, datasetIds, sinceMs);
     });
@@ -436,11 +433,10 @@ export class LoggedEventStore implements EventStore {
       return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
     };
     const params = request.filter.params;
-    // Values only of the kinds JSON spells one way each (not dates, bigints, buffers): anything else is read.
-    if (!params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) return read();
+    if (!keyableParams(params)) return read();
     const after = request.after ? `${request.after.ts}|${request.after.event_id}` : '';
     const key = `${request.limit}|${after}|${JSON.stringify(params)}|${request.filter.where}`;
-    return this.readUnchanged(this.pages, maxPages, tenant, key, read);
+    return this.readUnchanged(this.pages, tenant, key, read);
   }
 
   /**
@@ -450,23 +446,11 @@ export class LoggedEventStore implements EventStore {
    * waited for the loader to reach it. On ClickHouse other hosts may load events into the same
    * tables unseen, so there it always reads.
    */
-  private readUnchanged<T>(cache: Map<string, Unchanged<T>>, max: number, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+  private readUnchanged<T>(cache: UnchangedAnswers<T>, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
     // Closed or the worker gone: the read fails as every read does then (503), not served from here.
     if (this.sqlDialect !== 'duckdb' || this.closed || this.engineError) return read();
     const owner = tenantKey(tenant);
-    const fullKey = `${owner}|${key}`;
-    const change = this.tenantChanges.get(owner) ?? 0;
-    const entry = cache.get(fullKey);
-    if (entry?.change === change) return entry.value;
-    const value = read();
-    if (entry) cache.delete(fullKey);
-    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
-    cache.set(fullKey, { change, value });
-    // A failed read is not an answer: the next request reads again.
-    value.catch(() => {
-      if (cache.get(fullKey)?.value === value) cache.delete(fullKey);
-    });
-    return value;
+    return cache.get(`${owner}|${key}`, this.tenantChanges.get(owner) ?? 0, read);
   }
 
   /** The tenant's stored events changed (rollupRows). */

@@ -5,6 +5,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import { tenantKey, tenantOnly, type Tenant } from '../../tenancy/tenant.js';
 import { ChangeBoardReader } from '../change-board.js';
 import { NamedPages } from '../named-pages.js';
+import { UnchangedAnswers, keyableParams } from '../unchanged-answers.js';
 import type { StoredEvent } from '../event-record.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
@@ -97,11 +98,6 @@ export interface RemoteEventStoreOptions {
   changeBoard?: string;
 }
 
-/** An answer kept under the tenant's change count read before it was asked for. */
-interface Kept<T> {
-  change: number;
-  value: Promise<T>;
-}
 /** Answers kept per kind; a full cache drops its oldest. As the node's own (logged-event-store.ts). */
 const maxKept = { pages: 200, rollups: 10_000 };
 
@@ -117,8 +113,8 @@ export class RemoteEventStore implements EventStore {
   private readonly origin: string;
   private lastBacklog = 0;
   private readonly board: ChangeBoardReader | undefined;
-  private readonly pages = new Map<string, Kept<EventPage>>();
-  private readonly rollups = new Map<string, Kept<Array<[string, number]>>>();
+  private readonly pages = new UnchangedAnswers<EventPage>(maxKept.pages);
+  private readonly rollups = new UnchangedAnswers<Array<[string, number]>>(maxKept.rollups);
   private readonly namedPages: NamedPages;
 
   constructor(private readonly options: RemoteEventStoreOptions) {
@@ -142,22 +138,10 @@ export class RemoteEventStore implements EventStore {
    * the count is unchanged (the node moved it before answering any append since). Without a
    * board every call reads.
    */
-  private unchanged<T>(cache: Map<string, Kept<T>>, max: number, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+  private unchanged<T>(cache: UnchangedAnswers<T>, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
     if (!this.board) return read();
     const owner = tenantKey(tenant);
-    const fullKey = `${owner}|${key}`;
-    const change = this.board.read(owner);
-    const entry = cache.get(fullKey);
-    if (entry?.change === change) return entry.value;
-    const value = read();
-    if (entry) cache.delete(fullKey);
-    else if (cache.size >= max) cache.delete(cache.keys().next().value!);
-    cache.set(fullKey, { change, value });
-    // A failed read is not an answer: the next request asks again.
-    value.catch(() => {
-      if (cache.get(fullKey)?.value === value) cache.delete(fullKey);
-    });
-    return value;
+    return cache.get(`${owner}|${key}`, this.board.read(owner), read);
   }
 
   /** Acknowledged events the node had not loaded when it last answered this process. */
@@ -209,10 +193,8 @@ export class RemoteEventStore implements EventStore {
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
     const wire = { filter: request.filter, limit: request.limit, after: request.after };
     const read = () => this.call<EventPage>('query', { tenant: tenantOnly(tenant), request: wire });
-    // Values only of the kinds JSON spells one way each, as the node's own page cache keys them.
-    const params = request.filter.params;
-    const keyable = params.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)));
-    const page = keyable ? await this.unchanged(this.pages, maxKept.pages, tenant, JSON.stringify(wire), read) : await read();
+    // Kept as the node's own page cache keys them.
+    const page = keyableParams(request.filter.params) ? await this.unchanged(this.pages, tenant, JSON.stringify(wire), read) : await read();
     // Named copies, once per kept page and set of names (named-pages.ts): a kept page stays as the node answered it.
     const events = await this.namedPages.of(tenant, page.events, request.names);
     return { events, next: page.next ?? undefined };
@@ -230,7 +212,7 @@ export class RemoteEventStore implements EventStore {
     if (!datasetIds.length) return new Map();
     // Whole minutes from the window's first, as the node keeps them: the same key while the window stays in its minute.
     const key = `${Math.floor(sinceMs / 60_000)}|${datasetIds.join(',')}`;
-    const rows = await this.unchanged(this.rollups, maxKept.rollups, tenant, key, () =>
+    const rows = await this.unchanged(this.rollups, tenant, key, () =>
       this.call<Array<[string, number]>>('rollup-counts', { tenant: tenantOnly(tenant), datasetIds, sinceMs }),
     );
     return new Map(rows);
