@@ -184,6 +184,13 @@ export interface EventStore {
   appendEncoded?(tenant: Tenant, body: Buffer, count: number): Promise<AppendResult>;
   /** One page, newest first (ts desc, event_id desc). */
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
+  /**
+   * A number that moves whenever the tenant's stored events change (an acknowledged append, a
+   * delete), the one this store keeps its own pages under; undefined when the store cannot
+   * tell (ClickHouse: other hosts load events unseen; closed; the engine failing). Taken before
+   * a read, an answer kept under it is the answer a read would give while it is unchanged.
+   */
+  changeCount?(tenant: Tenant): number | undefined;
   /** Group-by count. */
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
   /** SOQL `stats`: aggregates by keys (soql/stats.ts compiles the request). */

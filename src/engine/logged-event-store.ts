@@ -447,10 +447,16 @@ export class LoggedEventStore implements EventStore {
    * tables unseen, so there it always reads.
    */
   private readUnchanged<T>(cache: UnchangedAnswers<T>, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
+    const change = this.changeCount(tenant);
     // Closed or the worker gone: the read fails as every read does then (503), not served from here.
-    if (this.sqlDialect !== 'duckdb' || this.closed || this.engineError) return read();
-    const owner = tenantKey(tenant);
-    return cache.get(`${owner}|${key}`, this.tenantChanges.get(owner) ?? 0, read);
+    if (change === undefined) return read();
+    return cache.get(`${tenantKey(tenant)}|${key}`, change, read);
+  }
+
+  /** The tenant's change count (EventStore.changeCount): what readUnchanged keeps answers under. */
+  changeCount(tenant: Tenant): number | undefined {
+    if (this.sqlDialect !== 'duckdb' || this.closed || this.engineError) return undefined;
+    return this.tenantChanges.get(tenantKey(tenant)) ?? 0;
   }
 
   /** The tenant's stored events changed (rollupRows). */

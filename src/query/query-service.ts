@@ -9,6 +9,7 @@
 import crypto from 'node:crypto';
 import { badRequest } from '../errors/app-error.js';
 import type { CursorCodec } from '../pagination/cursor.js';
+import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
 import { EventStoreResourceError, type EventKey, type EventStore } from '../engine/event-store.js';
@@ -34,6 +35,7 @@ import {
   readScope,
   printField,
   printSoql,
+  readsClock,
   type GroupValue,
   type SoqlQuery,
 } from './soql/index.js';
@@ -77,21 +79,26 @@ export interface QueryServiceDeps {
 export const queryListName = (query: SoqlQuery): string =>
   `query:${crypto.createHash('sha256').update(printSoql(query)).digest('base64url')}`;
 
-/** Reads a cursor key [ts, event_id, now]; anything else is a 400 like a tampered cursor. */
-function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: number } {
+/**
+ * Reads a cursor key: [ts, event_id, now] for a query naming a relative time, [ts, event_id]
+ * for one that does not (its pages are the same whatever `now` is, and a cursor without it is
+ * the same string on every request: the answer can be kept, kept-answers.ts). Cursors of the
+ * three-part form made for a query without relative times before still read. Anything else
+ * is a 400 like a tampered cursor.
+ */
+function readKey(key: ReadonlyArray<string | number>): { after: EventKey; now: number | undefined } {
   const [ts, eventId, now] = key;
   if (
-    key.length !== 3 ||
+    (key.length !== 3 && key.length !== 2) ||
     typeof ts !== 'number' ||
     !Number.isSafeInteger(ts) ||
     typeof eventId !== 'string' ||
     !isUuid(eventId) ||
-    typeof now !== 'number' ||
-    !Number.isSafeInteger(now)
+    (key.length === 3 && (typeof now !== 'number' || !Number.isSafeInteger(now)))
   ) {
     throw badRequest('invalid cursor: pass the next_cursor value of the previous page of this same list, unchanged');
   }
-  return { after: { ts, event_id: eventId }, now };
+  return { after: { ts, event_id: eventId }, now: key.length === 3 ? (now as number) : undefined };
 }
 
 /** What a query that ran out of the event store's memory answers (a 400: its own size). */
@@ -123,6 +130,32 @@ export class QueryService {
     return planStats(parseSoql(q), q, this.deps.now());
   }
 
+  /**
+   * Whether an events answer of `query` with `cursor` may be kept and served again while its
+   * stamp holds (kept-answers.ts): it depends on the time it runs only through relative times,
+   * which a cursor pins.
+   */
+  keepable(query: SoqlQuery, cursor: string | undefined): boolean {
+    return !query.groupBy && !query.stats && (!!cursor || !readsClock(query));
+  }
+
+  /** What the tenant's answers are made from (AnswerStamp), taken before one is made; undefined when the store cannot tell. */
+  async stamp(tenant: Tenant): Promise<AnswerStamp | undefined> {
+    // The events' count first: a list of datasets read after it is at least as new.
+    const change = this.deps.store.changeCount?.(tenant);
+    if (change === undefined) return undefined;
+    return { change, active: await this.deps.datasets.listActive(tenant) };
+  }
+
+  /** For an answer served again without running: what run tells payloadKeysUsed (hot keys count the query all the same). */
+  tellKeysUsed(query: SoqlQuery, active: AnswerStamp['active']): void {
+    if (!this.deps.payloadKeysUsed) return;
+    const paths = payloadPaths(query);
+    if (!paths.length) return;
+    const datasetIds = new Map(active.map((d) => [d.name, d.id]));
+    this.deps.payloadKeysUsed(readScope(query, { now: this.deps.now(), datasetIds }).datasetIds, paths);
+  }
+
   async run(tenant: Tenant, query: SoqlQuery, cursor?: string): Promise<QueryResult> {
     const owner = tenantKey(tenant);
     const list = queryListName(query);
@@ -131,6 +164,9 @@ export class QueryService {
     if (position && (query.groupBy || query.stats)) {
       throw badRequest(`a ${query.groupBy ? 'group by' : 'stats'} query has a single answer and takes no cursor`);
     }
+    const clock = readsClock(query);
+    // A relative time is resolved against the cursor's `now`; a cursor of such a query without one was made for another query.
+    if (position && clock && position.now === undefined) throw badRequest('invalid cursor: pass the next_cursor value of the previous page of this same list, unchanged');
     const now = position?.now ?? this.deps.now();
 
     const active = await this.deps.datasets.listActive(tenant);
@@ -141,7 +177,7 @@ export class QueryService {
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
     const paths = payloadPaths(query);
-    if (!paths.length) return this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot: undefined });
+    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined });
     this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
     // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
     // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
@@ -152,7 +188,7 @@ export class QueryService {
     let layouts = await this.deps.store.hotLayouts(tenant, ids);
     for (let attempt = 1; ; attempt++) {
       const hot = hotReadsFor(dialect, layouts, query, { now, datasetIds }, { withJson: attempt >= 3 });
-      const result = await this.runOnce(tenant, query, { now, datasetIds, names, position, dialect, hot });
+      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot });
       if (!('relied' in hot) || !hot.relied.size) return result;
       layouts = await this.deps.store.hotLayouts(tenant, ids);
       if (stillHolds(hot, layouts)) return result;
@@ -164,6 +200,8 @@ export class QueryService {
     query: SoqlQuery,
     run: {
       now: number;
+      /** whether the query names a relative time (readsClock): then its cursor carries `now` */
+      clock: boolean;
       datasetIds: ReadonlyMap<string, string>;
       names: ReadonlyMap<string, string>;
       position: ReturnType<typeof readKey> | undefined;
@@ -171,7 +209,7 @@ export class QueryService {
       hot: AnyHotReads | undefined;
     },
   ): Promise<QueryResult> {
-    const { now, datasetIds, names, position, dialect, hot } = run;
+    const { now, clock, datasetIds, names, position, dialect, hot } = run;
     const owner = tenantKey(tenant);
     const list = queryListName(query);
     const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
@@ -214,7 +252,7 @@ export class QueryService {
     }
 
     const page = await bounded(this.deps.store.query(tenant, { filter, limit: pageSize, names, ...(position ? { after: position.after } : {}) }));
-    const nextCursor = page.next ? this.deps.cursors.encode(list, owner, [page.next.ts, page.next.event_id, now]) : '';
+    const nextCursor = page.next ? this.deps.cursors.encode(list, owner, clock ? [page.next.ts, page.next.event_id, now] : [page.next.ts, page.next.event_id]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
 }

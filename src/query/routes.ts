@@ -5,6 +5,9 @@ import { requireAuth } from '../auth/auth-plugin.js';
 import type { Api } from '../http/types.js';
 import { ApiEventSchema, EventPageWriter } from './event-shape.js';
 import type { QueryService } from './query-service.js';
+import { KeptAnswers, sameStamp } from './kept-answers.js';
+import type { SoqlQuery } from './soql/index.js';
+import { tenantKey } from '../tenancy/tenant.js';
 
 const QueryBody = Type.Object(
   {
@@ -66,6 +69,8 @@ const eventsHead = Buffer.from('{"events":[');
 /** POST /query (scope logs:read). */
 export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryService): void {
   const pages = new EventPageWriter();
+  // Whole answers, kept while the tenant's events and datasets are unchanged (kept-answers.ts).
+  const answers = new KeptAnswers<SoqlQuery>();
   v1.post(
     '/query',
     {
@@ -83,9 +88,19 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
     },
     async (request, reply) => {
       const { tenant, plan } = requireAuth(request);
-      const query = queries.parse(request.body.q);
+      const { q, cursor } = request.body;
+      const key = KeptAnswers.key(tenantKey(tenant), q, cursor);
+      // A kept answer's q parsed before (the same text parses the same): a bad query is refused before it is charged.
+      const kept = answers.get(key);
+      const parsed = kept ? kept.extra : queries.parse(q);
       await ctx.quotas.chargeQuery(tenant.orgId, plan);
-      const result = await queries.run(tenant, query, request.body.cursor);
+      // Checked after the charge's wait, right before the bytes go: what a fresh run would answer now.
+      const stamp = kept || queries.keepable(parsed, cursor) ? await queries.stamp(tenant) : undefined;
+      if (kept && stamp && sameStamp(kept.stamp, stamp)) {
+        queries.tellKeysUsed(parsed, stamp.active);
+        return (reply as FastifyReply).type('application/json; charset=utf-8').send(kept.bytes);
+      }
+      const result = await queries.run(tenant, parsed, cursor);
       if (result.kind === 'stats') {
         // Like groups below: keys and values are bounded JSON values (decodeGroupValue, numbers).
         return (reply as FastifyReply).type('application/json; charset=utf-8').send(JSON.stringify({ stats: result.stats }));
@@ -104,9 +119,10 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
       // page that holds it; bytes with a JSON content type are sent as they are. The typed reply
       // only takes the schema's object: these bytes are that object, written out.
       const tail = `],"next_cursor":${JSON.stringify(result.nextCursor)},"has_more":${result.hasMore}}`;
-      return (reply as FastifyReply)
-        .type('application/json; charset=utf-8')
-        .send(Buffer.concat([eventsHead, pages.write(result.events, tenant), Buffer.from(tail)]));
+      const bytes = Buffer.concat([eventsHead, pages.write(result.events, tenant), Buffer.from(tail)]);
+      if (stamp && queries.keepable(parsed, cursor)) answers.keep(key, { stamp, bytes, extra: parsed });
+      else if (kept) answers.drop(key);
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(bytes);
     },
   );
 }

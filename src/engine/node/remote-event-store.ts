@@ -139,9 +139,14 @@ export class RemoteEventStore implements EventStore {
    * board every call reads.
    */
   private unchanged<T>(cache: UnchangedAnswers<T>, tenant: Tenant, key: string, read: () => Promise<T>): Promise<T> {
-    if (!this.board) return read();
-    const owner = tenantKey(tenant);
-    return cache.get(`${owner}|${key}`, this.board.read(owner), read);
+    const change = this.changeCount(tenant);
+    if (change === undefined) return read();
+    return cache.get(`${tenantKey(tenant)}|${key}`, change, read);
+  }
+
+  /** The tenant's count on the node's change board (EventStore.changeCount); undefined without a board. */
+  changeCount(tenant: Tenant): number | undefined {
+    return this.board?.read(tenantKey(tenant));
   }
 
   /** Acknowledged events the node had not loaded when it last answered this process. */

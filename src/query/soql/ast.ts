@@ -151,3 +151,28 @@ export function payloadPaths(query: SoqlQuery): string[][] {
   for (const a of query.stats?.aggregates ?? []) if (a.fn !== 'count') add(a.field);
   return [...found.values()];
 }
+
+/**
+ * Whether the query names a relative time (`now`, `now-15m`, `-1h`): only then does its answer
+ * depend on when it runs. A query without one pages the same with any `now` (POST /query's
+ * cursor then leaves it out, and an unchanged answer may be served again: query/kept-answers.ts).
+ */
+export function readsClock(query: SoqlQuery): boolean {
+  const relative = (v: Value) => v.type === 'time' && v.time.kind === 'relative';
+  const visit = (e: Expr): boolean => {
+    switch (e.type) {
+      case 'and':
+      case 'or':
+        return e.items.some(visit);
+      case 'not':
+        return visit(e.expr);
+      case 'compare':
+        return relative(e.value);
+      case 'in':
+        return e.values.some(relative);
+      default:
+        return false;
+    }
+  };
+  return query.filter !== null && visit(query.filter);
+}

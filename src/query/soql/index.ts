@@ -33,7 +33,7 @@ export type {
   Value,
 } from './ast.js';
 export type { StatsAggregate, StatsByItem, StatsClause } from './ast.js';
-export { canonicalFields, payloadPaths, withoutPositions } from './ast.js';
+export { canonicalFields, payloadPaths, readsClock, withoutPositions } from './ast.js';
 export { compileStats, planStats, statsRowLimit, maxStatsRows, maxBins, type CompiledStats } from './stats.js';
 export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH, MAX_STATS_AGGREGATES, MAX_STATS_BY } from './parser.js';
 export { printSoql, printField, printValue, aggregateText, byItemText } from './print.js';
