@@ -6,7 +6,7 @@ import type { Api } from '../http/types.js';
 import { ApiEventSchema, EventPageWriter } from './event-shape.js';
 import type { QueryService } from './query-service.js';
 import { KeptAnswers, sameStamp } from './kept-answers.js';
-import type { SoqlQuery } from './soql/index.js';
+import { payloadPaths, type SoqlQuery } from './soql/index.js';
 import { tenantKey } from '../tenancy/tenant.js';
 
 const QueryBody = Type.Object(
@@ -70,7 +70,7 @@ const eventsHead = Buffer.from('{"events":[');
 export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryService): void {
   const pages = new EventPageWriter();
   // Whole answers, kept while the tenant's events and datasets are unchanged (kept-answers.ts).
-  const answers = new KeptAnswers<SoqlQuery>();
+  const answers = new KeptAnswers<{ query: SoqlQuery; readsPayload: boolean }>();
   v1.post(
     '/query',
     {
@@ -92,12 +92,12 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
       const key = KeptAnswers.key(tenantKey(tenant), q, cursor);
       // A kept answer's q parsed before (the same text parses the same): a bad query is refused before it is charged.
       const kept = answers.get(key);
-      const parsed = kept ? kept.extra : queries.parse(q);
+      const parsed = kept ? kept.extra.query : queries.parse(q);
       await ctx.quotas.chargeQuery(tenant.orgId, plan);
       // Checked after the charge's wait, right before the bytes go: what a fresh run would answer now.
       const stamp = kept || queries.keepable(parsed, cursor) ? await queries.stamp(tenant) : undefined;
       if (kept && stamp && sameStamp(kept.stamp, stamp)) {
-        queries.tellKeysUsed(parsed, stamp.active);
+        if (kept.extra.readsPayload) queries.tellKeysUsed(parsed, stamp.active);
         return (reply as FastifyReply).type('application/json; charset=utf-8').send(kept.bytes);
       }
       const result = await queries.run(tenant, parsed, cursor);
@@ -120,7 +120,7 @@ export function registerQueryRoutes(v1: Api, ctx: AppContext, queries: QueryServ
       // only takes the schema's object: these bytes are that object, written out.
       const tail = `],"next_cursor":${JSON.stringify(result.nextCursor)},"has_more":${result.hasMore}}`;
       const bytes = Buffer.concat([eventsHead, pages.write(result.events, tenant), Buffer.from(tail)]);
-      if (stamp && queries.keepable(parsed, cursor)) answers.keep(key, { stamp, bytes, extra: parsed });
+      if (stamp && queries.keepable(parsed, cursor)) answers.keep(key, { stamp, bytes, extra: { query: parsed, readsPayload: payloadPaths(parsed).length > 0 } });
       else if (kept) answers.drop(key);
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(bytes);
     },
