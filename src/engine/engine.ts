@@ -45,7 +45,10 @@ export interface EventEngine {
 
 export interface LoadRecord {
   firstSeq: number;
-  /** The record's body: read it with event-batch.ts's BatchReader. */
+  /**
+   * The record's body: read it with event-batch.ts's BatchReader. Valid until `load` settles:
+   * the loader reads the next records into the same buffer (wal-loader.ts).
+   */
   body: Buffer;
 }
 

@@ -70,7 +70,9 @@ export const logDefaults = {
   recentEvents: 10_000,
   maxBacklogEvents: 1_000_000,
   maxEventsPerLoad: 50_000,
-  maxBytesPerLoad: 32 * 1024 * 1024,
+  // The loader's one read buffer (wal-loader.ts): ~40,000 events of bench:ingest's realistic
+  // shape, so maxEventsPerLoad still sizes a load; 32 MB read 3× what a load used.
+  maxBytesPerLoad: 8 * 1024 * 1024,
 } as const;
 
 /**
