@@ -17,7 +17,7 @@ export async function spawnServer(env: Record<string, string>): Promise<{ child:
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The flags of `npm start` and of bin/opsctl.js's shebang.
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=50', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_PORT: String(port), OPS_CDN_PORT: String(cdnPort), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -112,7 +112,7 @@ export interface Started {
 export async function startOpsctl(options: { args: string[]; env: Record<string, string>; ready: string; readyWhen?: 'ok' | 'any'; build?: 'dist' | 'source'; cwd?: string }): Promise<Started> {
   installReaper();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
+  const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', '--heap-growing-percent=50', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
   const child = spawn(process.execPath, [...entry, ...options.args], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', ...options.env },
     stdio: ['ignore', 'ignore', 'inherit'],
