@@ -561,14 +561,18 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       }
       const elapsed = (performance.now() - t) / 1000;
       const cpu = [...cpuSince(cpuBefore, groupCpuMicros(started.pgid)).values()].reduce((a, b) => a + b, 0) / 1e6;
+      // The phase's requests only: those of the pauses between phases (the monitors' creation,
+      // the wait for evaluations in flight) go to no phase.
+      const latencies = { media: [...sink.media], query: [...sink.query] };
+      sink = { media: [], query: [] };
       const threadsAfter = groupThreadCpuMicros(started.pgid);
       const threads = { main: 0, events: 0, other: 0 };
       for (const k of ['main', 'events', 'other'] as const) threads[k] = (threadsAfter[k] - threadsBefore[k]) / 1e6 / elapsed;
-      const p: Phase = { on, seconds: elapsed, cores: cpu / elapsed, extraCores: (cpuSecondsOf(chPids) - extraBefore) / elapsed, threads, latencies: sink, evaluations: lateness.length };
+      const p: Phase = { on, seconds: elapsed, cores: cpu / elapsed, extraCores: (cpuSecondsOf(chPids) - extraBefore) / elapsed, threads, latencies, evaluations: lateness.length };
       phases.push(p);
       const l = [...lateness].sort((a, b) => a - b);
-      const m = [...sink.media].sort((a, b) => a - b);
-      const q = [...sink.query].sort((a, b) => a - b);
+      const m = [...latencies.media].sort((a, b) => a - b);
+      const q = [...latencies.query].sort((a, b) => a - b);
       console.log(
         `  ${on ? 'on ' : 'off'} ${fmt(elapsed)} s: server ${fmt(p.cores, 2)} cores (main ${fmt(threads.main, 2)}, events ${fmt(threads.events, 2)}, other ${fmt(threads.other, 2)})${chPids.length ? ` + ClickHouse ${fmt(p.extraCores, 2)}` : ''}; ` +
           `API p50/p99 media ${fmt(quantile(m, 0.5), 1)}/${fmt(quantile(m, 0.99), 1)} ms, query ${fmt(quantile(q, 0.5), 1)}/${fmt(quantile(q, 0.99), 1)} ms` +
