@@ -163,6 +163,36 @@ export function groupCpuMicros(pgid: number): Map<number, number> {
   return byPid;
 }
 
+/**
+ * CPU time (µs) of a process group's threads by kind: `main` (each process's own thread: the
+ * event loop), `events` (threads named ops-events: the events worker and the DuckDB threads it
+ * starts, which inherit its name) and `other` (libuv's pool — where DuckDB statements are
+ * driven from — and V8's helpers). Where an evaluation's CPU goes, on which thread (Linux /proc).
+ */
+export function groupThreadCpuMicros(pgid: number): { main: number; events: number; other: number } {
+  const sum = { main: 0, events: 0, other: 0 };
+  for (const pid of groupCpuMicros(pgid).keys()) {
+    let tids: string[];
+    try {
+      tids = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+        const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+        sum[Number(tid) === pid ? 'main' : comm === 'ops-events' ? 'events' : 'other'] += us;
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return sum;
+}
+
 /** The CPU time a process group's processes used between two groupCpuMicros readings, by pid. */
 export const cpuSince = (before: Map<number, number>, after: Map<number, number>) => new Map([...after].map(([pid, us]) => [pid, us - (before.get(pid) ?? 0)]));
 

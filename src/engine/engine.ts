@@ -1,7 +1,7 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
-import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
+import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, ReadLane, StatsRequest, TailRequest } from './event-store.js';
 
 /**
  * What an events engine (DuckDB embedded today, ClickHouse next) implements behind the
@@ -54,6 +54,7 @@ export interface LoadRecord {
 
 export interface EnginePageRequest {
   filter: CompiledFilter;
+  lane?: ReadLane;
   limit: number;
   after?: EventKey;
 }

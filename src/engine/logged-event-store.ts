@@ -432,7 +432,7 @@ export class LoggedEventStore implements EventStore {
   private pageRows(tenant: Tenant, request: EventPageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
     const read = async () => {
       await this.fresh();
-      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after, ...(request.lane ? { lane: request.lane } : {}) });
     };
     const params = request.filter.params;
     if (!keyableParams(params)) return read();
