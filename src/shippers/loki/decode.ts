@@ -36,8 +36,8 @@ export function nanosToMs(value: unknown): number {
   return text.length <= 6 ? 0 : Number(text.slice(0, -6));
 }
 
-/** An entry's structured metadata when it has none: one object for all (the mapping only reads it). */
-const noMetadata: Record<string, string> = Object.freeze({}) as Record<string, string>;
+/** An entry's structured metadata when it has none: one object for all (the mapping only reads it, and skips it by identity). */
+export const noMetadata: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function stringMap(value: unknown, what: string): Record<string, string> {
   if (value === undefined || value === null) return noMetadata;
@@ -137,8 +137,12 @@ export function decodeProtobufPush(body: Buffer): LokiStream[] {
       throw error;
     }
     const entries = (stream.entries ?? []).map((entry): LokiEntry => {
-      const metadata: Record<string, string> = {};
-      for (const pair of entry.structuredMetadata ?? []) metadata[pair.name ?? ''] = pair.value ?? '';
+      const pairs = entry.structuredMetadata;
+      let metadata = noMetadata;
+      if (pairs && pairs.length) {
+        metadata = {};
+        for (const pair of pairs) metadata[pair.name ?? ''] = pair.value ?? '';
+      }
       return { ts: entryTs(entry), line: entry.line ?? '', metadata };
     });
     return { labels, entries };
