@@ -141,7 +141,7 @@ function wrkScript(target: Target): string {
 async function runWrk(target: Target, duration: number): Promise<{ requests: number; errors: number; non2xx: number; p50: number; p99: number; cpuUs: number }> {
   const script = wrkScript(target);
   try {
-    const child = spawnChild('/usr/bin/time', ['-f', 'WRKCPU %U %S', 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '-s', script, target.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild('/usr/bin/time', ['-f', 'WRKCPU %U %S', 'wrk', '-t1', `-c${connections}`, '--timeout', '10s', `-d${duration}s`, '-s', script, target.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));

@@ -199,7 +199,7 @@ async function spawnServer(env: Record<string, string>) {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=50', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_PORT: String(port), OPS_CDN_PORT: String(await freePort()), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -39,7 +39,7 @@ import { parseScopes } from '../src/tokens/token-service.js';
 import { png } from '../src/media/test-files.js';
 import { tenantKey } from '../src/tenancy/tenant.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
-import { cpuSince, fmt, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tempDir, type Started } from './support.js';
+import { cpuSince, fmt, freePort, groupCpuMicros, groupThreadCpuMicros, killOnExit, median, startOpsctl, tempDir, type Started } from './support.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse, generateEvents } from './clickhouse-support.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -424,6 +424,8 @@ interface Phase {
   seconds: number;
   cores: number;
   extraCores: number;
+  /** Cores by thread kind (groupThreadCpuMicros): the event loop, the events worker with DuckDB's threads, the rest. */
+  threads: { main: number; events: number; other: number };
   latencies: { media: number[]; query: number[] };
   evaluations: number;
 }
@@ -550,6 +552,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       lateness = [];
       maxOverdue = 0;
       const cpuBefore = groupCpuMicros(started.pgid);
+      const threadsBefore = groupThreadCpuMicros(started.pgid);
       const extraBefore = cpuSecondsOf(chPids);
       const t = performance.now();
       while (performance.now() - t < secondsLong * 1000) {
@@ -558,13 +561,20 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       }
       const elapsed = (performance.now() - t) / 1000;
       const cpu = [...cpuSince(cpuBefore, groupCpuMicros(started.pgid)).values()].reduce((a, b) => a + b, 0) / 1e6;
-      const p: Phase = { on, seconds: elapsed, cores: cpu / elapsed, extraCores: (cpuSecondsOf(chPids) - extraBefore) / elapsed, latencies: sink, evaluations: lateness.length };
+      // The phase's requests only: those of the pauses between phases (the monitors' creation,
+      // the wait for evaluations in flight) go to no phase.
+      const latencies = { media: [...sink.media], query: [...sink.query] };
+      sink = { media: [], query: [] };
+      const threadsAfter = groupThreadCpuMicros(started.pgid);
+      const threads = { main: 0, events: 0, other: 0 };
+      for (const k of ['main', 'events', 'other'] as const) threads[k] = (threadsAfter[k] - threadsBefore[k]) / 1e6 / elapsed;
+      const p: Phase = { on, seconds: elapsed, cores: cpu / elapsed, extraCores: (cpuSecondsOf(chPids) - extraBefore) / elapsed, threads, latencies, evaluations: lateness.length };
       phases.push(p);
       const l = [...lateness].sort((a, b) => a - b);
-      const m = [...sink.media].sort((a, b) => a - b);
-      const q = [...sink.query].sort((a, b) => a - b);
+      const m = [...latencies.media].sort((a, b) => a - b);
+      const q = [...latencies.query].sort((a, b) => a - b);
       console.log(
-        `  ${on ? 'on ' : 'off'} ${fmt(elapsed)} s: server ${fmt(p.cores, 2)} cores${chPids.length ? ` + ClickHouse ${fmt(p.extraCores, 2)}` : ''}; ` +
+        `  ${on ? 'on ' : 'off'} ${fmt(elapsed)} s: server ${fmt(p.cores, 2)} cores (main ${fmt(threads.main, 2)}, events ${fmt(threads.events, 2)}, other ${fmt(threads.other, 2)})${chPids.length ? ` + ClickHouse ${fmt(p.extraCores, 2)}` : ''}; ` +
           `API p50/p99 media ${fmt(quantile(m, 0.5), 1)}/${fmt(quantile(m, 0.99), 1)} ms, query ${fmt(quantile(q, 0.5), 1)}/${fmt(quantile(q, 0.99), 1)} ms` +
           (on ? `; ${fmt(l.length)} evaluations (${fmt((l.length / elapsed) * 60)}/min), finished after due p50 ${fmt(quantile(l, 0.5) / 1000, 1)} s, p99 ${fmt(quantile(l, 0.99) / 1000, 1)} s, max ${fmt((l.at(-1) ?? NaN) / 1000, 1)} s; most overdue unclaimed ${fmt(maxOverdue / 1000, 1)} s` : '') +
           `; load average ${load()}`,
@@ -608,6 +618,9 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
     const chPerEval = chPids.length ? ((on.reduce((a, p) => a + p.extraCores * p.seconds, 0) / onSeconds - median(off.map((p) => p.extraCores))) * onSeconds) / evaluations : NaN;
     console.log(`  evaluations                    ${fmt(evaluations)} in ${fmt(onSeconds)} s on = ${fmt((evaluations / onSeconds) * 60)}/min (goal ${fmt(monitorsCount)}/min: each monitor within its minute)`);
     console.log(`  CPU per evaluation             ${fmt(perEval * 1000, 1)} ms of the server's (on − off, all threads)${chPids.length ? ` + ${fmt(chPerEval * 1000, 1)} ms of ClickHouse's` : ''}`);
+    const perEvalOn = (k: 'main' | 'events' | 'other') =>
+      (((on.reduce((a, p) => a + p.threads[k] * p.seconds, 0) / onSeconds - median(off.map((p) => p.threads[k]))) * onSeconds) / evaluations) * 1000;
+    console.log(`  … by thread                    event loop ${fmt(perEvalOn('main'), 1)} ms, events worker and DuckDB ${fmt(perEvalOn('events'), 1)} ms, libuv pool and V8 helpers ${fmt(perEvalOn('other'), 1)} ms`);
     for (const kind of ['media', 'query'] as const) {
       const a = all(on, kind);
       const b = all(off, kind);

@@ -17,7 +17,7 @@ export async function spawnServer(env: Record<string, string>): Promise<{ child:
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The flags of `npm start` and of bin/opsctl.js's shebang.
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=50', ...nodeArgs, 'bin/opsctl.js', 'serve'], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_PORT: String(port), OPS_CDN_PORT: String(cdnPort), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -112,7 +112,7 @@ export interface Started {
 export async function startOpsctl(options: { args: string[]; env: Record<string, string>; ready: string; readyWhen?: 'ok' | 'any'; build?: 'dist' | 'source'; cwd?: string }): Promise<Started> {
   installReaper();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
+  const entry = (options.build ?? 'dist') === 'dist' ? ['--max-semi-space-size=8', '--heap-growing-percent=50', ...nodeArgs, 'bin/opsctl.js'] : ['--import', 'tsx', ...nodeArgs, 'src/cli/main.ts'];
   const child = spawn(process.execPath, [...entry, ...options.args], {
     env: { ...process.env, OPS_HOST: '127.0.0.1', OPS_LOG_LEVEL: process.env.OPS_LOG_LEVEL ?? 'warn', ...options.env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -161,6 +161,36 @@ export function groupCpuMicros(pgid: number): Map<number, number> {
     }
   }
   return byPid;
+}
+
+/**
+ * CPU time (µs) of a process group's threads by kind: `main` (each process's own thread: the
+ * event loop), `events` (threads named ops-events: the events worker and the DuckDB threads it
+ * starts, which inherit its name) and `other` (libuv's pool — where DuckDB statements are
+ * driven from — and V8's helpers). Where an evaluation's CPU goes, on which thread (Linux /proc).
+ */
+export function groupThreadCpuMicros(pgid: number): { main: number; events: number; other: number } {
+  const sum = { main: 0, events: 0, other: 0 };
+  for (const pid of groupCpuMicros(pgid).keys()) {
+    let tids: string[];
+    try {
+      tids = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+        const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+        sum[Number(tid) === pid ? 'main' : comm === 'ops-events' ? 'events' : 'other'] += us;
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return sum;
 }
 
 /** The CPU time a process group's processes used between two groupCpuMicros readings, by pid. */

@@ -5,6 +5,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { Bus } from '../cluster/bus.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
+import { pooledRandom } from '../shared/ids.js';
 import type { TokenService } from '../tokens/token-service.js';
 import { AppError, badRequest, forbidden, notFound } from '../errors/app-error.js';
 import type { Mode } from '../tenancy/tenant.js';
@@ -18,7 +19,7 @@ import type { RequestOrigin } from '../audit/origin.js';
 import type { AuditChange } from '../audit/record.js';
 
 
-const ulid = monotonicFactory();
+const ulid = monotonicFactory(pooledRandom);
 const minute = 60_000;
 const hour = 60 * minute;
 

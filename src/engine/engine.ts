@@ -1,7 +1,7 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
-import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from './event-store.js';
+import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, ReadLane, StatsRequest, TailRequest } from './event-store.js';
 
 /**
  * What an events engine (DuckDB embedded today, ClickHouse next) implements behind the
@@ -45,12 +45,16 @@ export interface EventEngine {
 
 export interface LoadRecord {
   firstSeq: number;
-  /** The record's body: read it with event-batch.ts's BatchReader. */
+  /**
+   * The record's body: read it with event-batch.ts's BatchReader. Valid until `load` settles:
+   * the loader reads the next records into the same buffer (wal-loader.ts).
+   */
   body: Buffer;
 }
 
 export interface EnginePageRequest {
   filter: CompiledFilter;
+  lane?: ReadLane;
   limit: number;
   after?: EventKey;
 }

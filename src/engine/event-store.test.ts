@@ -134,7 +134,7 @@ test('a second process cannot open the same store: EventStoreLockedError', async
 });
 
 describe('LoggedEventStore: the log in front of the loader', () => {
-  const open = (dir: string, tuning: { maxEventsPerLoad?: number; readWaitMs?: number } = {}) =>
+  const open = (dir: string, tuning: { maxEventsPerLoad?: number; maxBytesPerLoad?: number; readWaitMs?: number } = {}) =>
     LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, id])), ...tuning });
   const count = async (store: LoggedEventStore, tenant: Tenant) => (await store.query(tenant, { filter: matchAll, limit: 1000 })).events.length;
 
@@ -187,6 +187,28 @@ describe('LoggedEventStore: the log in front of the loader', () => {
     } finally {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the loader reads every load into one buffer: records bigger than it, and many per load, each stored once and whole', async () => {
+    for (const maxBytesPerLoad of [200, 3_000]) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-buffer-'));
+      // 200 bytes: smaller than any record (each read on its own); 3,000: a few records per load,
+      // the last one cut off and read again at the start of the next load.
+      const store = await open(dir, { maxBytesPerLoad, readWaitMs: 60_000 });
+      try {
+        await Promise.all(Array.from({ length: 60 }, (_, i) => store.append(a, [ev(i, { event: `e${i}`, source: 's'.repeat(i * 7 + 1), payload: { i, pad: 'x'.repeat(i * 11) } })])));
+        const events = (await store.query(a, { filter: matchAll, limit: 1000 })).events;
+        assert.equal(events.length, 60);
+        for (const e of events) {
+          const i = Number(e.event.slice(1));
+          assert.equal(e.source, 's'.repeat(i * 7 + 1), `event ${i}'s source`);
+          assert.deepEqual(JSON.parse(e.payloadJson), { i, pad: 'x'.repeat(i * 11) });
+        }
+      } finally {
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     }
   });
 

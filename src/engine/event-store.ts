@@ -56,8 +56,16 @@ export interface EventKey {
   event_id: string;
 }
 
+/**
+ * Which lane of the engine runs a read: the API's (the default), or the threshold monitors'
+ * evaluations' — on DuckDB one statement at a time on a connection of their own, each started
+ * when no API read is in flight (duckdb/read-lane.ts). The answer is the same in either.
+ */
+export type ReadLane = 'api' | 'monitors';
+
 export interface EventPageRequest {
   filter: CompiledFilter;
+  lane?: ReadLane;
   /** Page size (1..1000). */
   limit: number;
   /** Continue after this event (exclusive). */
@@ -84,6 +92,7 @@ export interface CompiledGroupKey {
 
 export interface AggregateRequest {
   filter: CompiledFilter;
+  lane?: ReadLane;
   key: CompiledGroupKey;
   /** Maximum group rows (SPEC: 100). */
   limit: number;
@@ -96,6 +105,7 @@ export interface AggregateRequest {
 /** `stats`: SELECT keys AS k0…, values AS v0… GROUP BY the keys ORDER BY orderBy LIMIT limit. */
 export interface StatsRequest {
   filter: CompiledFilter;
+  lane?: ReadLane;
   keys: CompiledGroupKey[];
   values: CompiledGroupKey[];
   /** Over the aliases k0…, v0… (soql/stats.ts). */

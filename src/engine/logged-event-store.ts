@@ -70,7 +70,9 @@ export const logDefaults = {
   recentEvents: 10_000,
   maxBacklogEvents: 1_000_000,
   maxEventsPerLoad: 50_000,
-  maxBytesPerLoad: 32 * 1024 * 1024,
+  // The loader's one read buffer (wal-loader.ts): ~40,000 events of bench:ingest's realistic
+  // shape, so maxEventsPerLoad still sizes a load; 32 MB read 3× what a load used.
+  maxBytesPerLoad: 8 * 1024 * 1024,
 } as const;
 
 /**
@@ -430,7 +432,7 @@ export class LoggedEventStore implements EventStore {
   private pageRows(tenant: Tenant, request: EventPageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
     const read = async () => {
       await this.fresh();
-      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after });
+      return this.engine.query(tenant, { filter: request.filter, limit: request.limit, after: request.after, ...(request.lane ? { lane: request.lane } : {}) });
     };
     const params = request.filter.params;
     if (!keyableParams(params)) return read();

@@ -458,6 +458,99 @@ export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, si
   return { events, failures };
 }
 
+/**
+ * An event a shipper route has mapped (src/shippers): what normalise would read from the object
+ * `{ts, severity, message, payload, event_id: eventId}`, without building that object.
+ */
+export interface MappedEvent {
+  /** As sent (a bulk document's `@timestamp` may be any JSON value) or epoch ms; undefined when absent. */
+  ts: unknown;
+  /** A severity name (shipperSeverity's), or undefined for the dataset's default. */
+  severity: string | undefined;
+  message: string | undefined;
+  payload: Record<string, unknown>;
+  /** The client event id, a lower-case UUID (a bulk `_id`'s), or undefined. */
+  eventId: string | undefined;
+  /** Its size as sent (the line, the document), in bytes. */
+  bytes: number;
+}
+
+/** severities' index of a name mapping gave; parseSeverity for anything else (the same answer, without lower-casing). */
+function mappedSeverity(name: string | undefined): number | undefined {
+  switch (name) {
+    case undefined: return undefined;
+    case 'debug': return 0;
+    case 'info': return 1;
+    case 'warn': return 2;
+    case 'error': return 3;
+    case 'fatal': return 4;
+    default: return parseSeverity(name);
+  }
+}
+
+/**
+ * normaliseEvents for mapped events: each event is what normalise makes of
+ * `{ts, severity, message, payload, event_id}` (same checks in the same order, same errors, the
+ * same record), without the object, its keys' walk, and the checks the mapping's types already
+ * settle (message a string, payload an object, event_id a UUID). Held to normaliseEvents by a
+ * property test (src/shippers/mapped.test.ts).
+ */
+export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults): ParsedIngest {
+  const events: NewEvent[] = [];
+  const failures: IngestFailure[] = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    if (item.bytes > ingestLimits.eventBytes) {
+      failures.push(tooLargeFailure(index));
+      continue;
+    }
+    // normalise's order: ts (a structure) before the payload's bounds, then ts's value, then severity.
+    const rawTs = item.ts;
+    if (typeof rawTs === 'object' && rawTs !== null) {
+      failures.push({ index, error: { code: 'bad_request', message: notScalarMessage('ts') } });
+      continue;
+    }
+    const keys = measure(item.payload, 1, 0);
+    if (keys < 0) {
+      failures.push({ index, error: { code: 'bad_request', message: shapeError(keys).message } });
+      continue;
+    }
+    const ts = typeof rawTs === 'number' && rawTs >= 0 && rawTs <= maxTs ? Math.floor(rawTs) : parseTs(rawTs);
+    if (Number.isNaN(ts)) {
+      failures.push({ index, error: { code: 'bad_request', message: notScalarMessage('ts') } });
+      continue;
+    }
+    const severity = mappedSeverity(item.severity);
+    if (severity === -1) {
+      failures.push({ index, error: { code: 'bad_request', message: `unknown severity ${JSON.stringify(item.severity)}; ${severityHint}` } });
+      continue;
+    }
+    let payloadObject = item.payload;
+    if (d.overflowFrom !== undefined) {
+      payloadObject = { ...payloadObject };
+      payloadObject._dataset = d.overflowFrom;
+    }
+    const written = JSON.stringify(payloadObject);
+    const payloadText = withoutLoneSurrogates(written);
+    const clientEventId = item.eventId !== undefined;
+    events.push({
+      datasetId: d.datasetId,
+      eventId: clientEventId ? item.eventId! : newEventId(),
+      clientEventId,
+      ts: ts ?? d.now,
+      severity: severity ?? d.defaultSeverity,
+      bytesRaw: item.bytes,
+      event: '',
+      actor: null,
+      source: null,
+      message: item.message ?? '',
+      payload: payloadText,
+      [parsedPayload]: payloadText === written ? payloadObject : undefined,
+    });
+  }
+  return { events, failures };
+}
+
 export type BodyFormat = 'json' | 'ndjson';
 
 /** The body format from Content-Type; anything else is 415. */

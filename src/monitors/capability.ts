@@ -36,8 +36,10 @@ export function openMonitors(
 ): MonitorsCapability {
   const { db } = ctx.metadata;
   const monitors = new MonitorService(db, ctx.clock, ctx.plans, deps.notifications.channels);
-  // Its own query service: evaluations go the query path (tenancy, active datasets, memory bound) but are never charged as queries.
-  const queries = new QueryService({ store: deps.events.store, datasets: deps.events.datasets, cursors: ctx.cursors, now: () => ctx.clock.now() });
+  // Its own query service: evaluations go the query path (tenancy, active datasets, memory bound) but are never charged as queries,
+  // and run in the engine's monitors lane (one statement at a time, after the API's reads: duckdb/read-lane.ts).
+  const serviceOf = (lane: 'api' | 'monitors') => new QueryService({ store: deps.events.store, datasets: deps.events.datasets, cursors: ctx.cursors, now: () => ctx.clock.now(), lane });
+  const queries = serviceOf('monitors');
   const notifications = deps.notifications.notifications;
   const groups = new GroupStore(db);
   const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency);
@@ -65,7 +67,8 @@ export function openMonitors(
       v1.addSchema(MonitorSchema);
       registerMonitorRoutes(v1, ctx, monitors, statuses, { notifications, urls: deps.urls });
       registerHistoryRoutes(v1, ctx, history);
-      registerPreviewRoutes(v1, ctx, queries);
+      // A preview is a request of the API's, answered in its lane.
+      registerPreviewRoutes(v1, ctx, serviceOf('api'));
     },
     start: () => evaluator.start(),
     stop: async () => {

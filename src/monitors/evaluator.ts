@@ -20,6 +20,16 @@ const batch = 50;
 /** One write of an evaluation, run in its commit's transaction. */
 type Write = (db: Kysely<Database>) => Promise<void>;
 
+/** What an evaluation stores: the monitor row's values (status.last_value) and the other writes (groups that changed, history, notifications). */
+interface Evaluation {
+  high: number | null;
+  low: number | null;
+  writes: Write[];
+}
+
+/** Lets the event loop serve what arrived (HTTP requests) before the next evaluation's synchronous steps. */
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Threshold monitors' scheduler: every API process runs one. A due monitor is evaluated by the
  * process whose conditional UPDATE takes its lease (as the notification outbox claims rows);
@@ -27,6 +37,10 @@ type Write = (db: Kysely<Database>) => Promise<void>;
  * 2 × every. An evaluation only reads; its writes (group states, history, notifications) commit
  * in one transaction with the move to the next interval, and only while the lease is still this
  * process's (`commit`). After the evaluation the monitor is due again `every` later.
+ *
+ * Evaluations share the event loop with the API: each starts after a turn of the loop (what
+ * arrived meanwhile is served first), and one that changes no group's state writes one row —
+ * the monitor's (docs/monitors.md "Scheduler").
  */
 export class Evaluator {
   private readonly owner = `eval_${crypto.randomUUID()}`;
@@ -101,6 +115,7 @@ export class Evaluator {
       const worker = async () => {
         while (next < due.length && !this.stopping) {
           const monitor = due[next++]!;
+          await yieldToIo();
           try {
             if (await this.runOne(monitor, now, nowText)) evaluated++;
           } catch (error) {
@@ -119,19 +134,19 @@ export class Evaluator {
   /** Claims, evaluates and commits one due monitor; whether an evaluation was stored. */
   private async runOne({ id, every }: { id: string; every: string | null }, now: number, nowText: string): Promise<boolean> {
     const leaseUntil = iso(now + (durationMs(every ?? '1m') ?? 60_000));
-    const claimed = await this.db
+    // The claim answers the row it claimed (one statement, not an UPDATE and a SELECT).
+    const row = await this.db
       .updateTable('monitors')
       .set({ lease_until: leaseUntil, lease_owner: this.owner })
       .where('id', '=', id)
       .where('next_eval_at', '<=', nowText)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+      .returningAll()
       .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) return false;
-    const row = await this.db.selectFrom('monitors').selectAll().where('id', '=', id).where('lease_owner', '=', this.owner).executeTakeFirst();
     if (!row) return false;
     try {
-      const writes = await this.evaluate(row, now);
-      if (await this.commit(row, now, writes)) {
+      const evaluation = await this.evaluate(row, now);
+      if (await this.commit(row, now, evaluation)) {
         this.notifications.wake();
         return true;
       }
@@ -155,12 +170,14 @@ export class Evaluator {
    * evaluates again), an evaluation that outlived its lease while another process took the
    * monitor commits nothing (on PostgreSQL the UPDATE's row lock orders it against that
    * process's claim), and neither does one of a monitor deleted or changed (PATCH) meanwhile.
-   * False when nothing was stored.
+   * False when nothing was stored. An evaluation that changed no group (the usual one) is that
+   * fenced UPDATE alone, which is atomic without a transaction.
    */
-  private async commit(row: MonitorsTable, now: number, writes: Write[]): Promise<boolean> {
+  private async commit(row: MonitorsTable, now: number, evaluation: Evaluation): Promise<boolean> {
+    if (!evaluation.writes.length) return this.advance(this.db, row, now, evaluation);
     return this.db.transaction().execute(async (trx) => {
-      if (!(await this.advance(trx, row, now))) return false;
-      for (const write of writes) await write(trx);
+      if (!(await this.advance(trx, row, now, evaluation))) return false;
+      for (const write of evaluation.writes) await write(trx);
       return true;
     });
   }
@@ -168,11 +185,13 @@ export class Evaluator {
   /**
    * Moves the monitor to its next interval and frees the lease, only if the lease is still ours
    * and the monitor unchanged since it was read (the fence of commit and release); whether it did.
+   * With an evaluation, also when it was evaluated and its values (the Monitor's status).
    */
-  private async advance(db: Kysely<Database>, row: MonitorsTable, now: number): Promise<boolean> {
+  private async advance(db: Kysely<Database>, row: MonitorsTable, now: number, evaluated?: Evaluation): Promise<boolean> {
+    const stored = evaluated ? { last_eval_at: iso(now), last_high: evaluated.high, last_low: evaluated.low } : {};
     const moved = await db
       .updateTable('monitors')
-      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null })
+      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null, ...stored })
       .where('id', '=', row.id)
       .where('lease_owner', '=', this.owner)
       .where('updated_at', '=', row.updated_at)
@@ -196,10 +215,15 @@ export class Evaluator {
 
   /**
    * One evaluation of a threshold monitor at `now`: every group's state machine steps once. It
-   * only reads; what it would store is answered as writes for `commit`.
+   * only reads; what it would store is answered for `commit`: the values, and writes for the
+   * groups whose row changes (a group that appears, changes state, `since` or `notified_at`, or
+   * is forgotten), the state changes and the notifications. A group whose step leaves it as it
+   * was keeps its row unwritten: the next step reads the same state from it.
    */
-  private async evaluate(row: MonitorsTable, now: number): Promise<Write[]> {
+  private async evaluate(row: MonitorsTable, now: number): Promise<Evaluation> {
     const writes: Write[] = [];
+    let high: number | null = null;
+    let low: number | null = null;
     const tenant: Tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
     const query = parseThresholdQuery(row.q);
     const from = now - durationMs(row.window!)!;
@@ -222,10 +246,16 @@ export class Evaluator {
       const value = current.get(key)?.value ?? null;
       const group = current.get(key)?.group ?? (JSON.parse(key) as Record<string, unknown>);
       const prev = before ? { state: before.state, since: Date.parse(before.since), notifiedAt: before.notified_at ? Date.parse(before.notified_at) : null } : { state: 'ok' as const, since: now, notifiedAt: null };
+      if (value !== null) {
+        high = high === null || value > high ? value : high;
+        low = low === null || value < low ? value : low;
+      }
       const next = step(prev, value, now, settings);
       if (next.state !== prev.state) writes.push((db) => this.groups.recordChange(tenant, row.id, key, prev.state, next.state, value, now, db));
       const saved: MonitorGroupsTable = { monitor_id: row.id, group_key: key, org_id: row.org_id, project_id: row.project_id, mode: row.mode, state: next.state, since: iso(next.since), last_value: value, notified_at: next.notifiedAt === null ? null : iso(next.notifiedAt), updated_at: iso(now) };
-      writes.push((db) => this.groups.save(tenant, saved, before !== undefined, next.state === 'ok' && value === null, db));
+      const forget = next.state === 'ok' && value === null;
+      const unchanged = before !== undefined && !forget && before.state === saved.state && before.since === saved.since && before.notified_at === saved.notified_at;
+      if (forget ? before !== undefined : !unchanged) writes.push((db) => this.groups.save(tenant, saved, before !== undefined, forget, db));
       if (!next.notify) continue;
       const events = next.notify === 'firing' ? await groupEvents(this.queries, tenant, query, group, from, now).catch(() => []) : [];
       const isCount = query.stats!.aggregates[0]!.fn === 'count';
@@ -245,8 +275,7 @@ export class Evaluator {
       });
       writes.push((db) => this.notifications.store(prepared, db));
     }
-    // When it was evaluated (the Monitor's status), stored with the rest or not at all.
-    writes.push((db) => this.groups.evaluated(tenant, row.id, now, db));
-    return writes;
+    // When it was evaluated and its values (the Monitor's status) go with the move to the next interval (advance).
+    return { high, low, writes };
   }
 }

@@ -10,9 +10,6 @@ import './tables.js';
 export interface GroupSummary {
   firing: number;
   pending: number;
-  /** The highest and the lowest value over the groups (null when none has one). */
-  highest: number | null;
-  lowest: number | null;
 }
 
 /** The state of a monitor's groups and the history of their changes, through scoped(); writes in `db` when it is the evaluation's transaction. */
@@ -23,7 +20,11 @@ export class GroupStore {
     return scoped(this.db, tenant).selectFrom('monitor_groups').selectAll().where('monitor_id', '=', monitorId).execute();
   }
 
-  /** Stores the group's state (an ok group without data is forgotten, so the table stays as small as the groups alive). */
+  /**
+   * Stores the group's state (an ok group without data is forgotten, so the table stays as small
+   * as the groups alive). The evaluator calls it only for a group that appears, changes or is
+   * forgotten: an unchanged group's row stays as it is.
+   */
   async save(tenant: Tenant, row: MonitorGroupsTable, existed: boolean, forget: boolean, db: Kysely<Database> = this.db): Promise<void> {
     const where = scoped(db, tenant);
     if (forget) {
@@ -39,18 +40,9 @@ export class GroupStore {
   }
 
   /**
-   * The evaluation at `at` is stored: the Monitor's status.last_evaluated_at (also when no group
-   * has a value). `db` may be a transaction that stores the evaluation's other writes.
-   */
-  async evaluated(tenant: Tenant, monitorId: string, at: number, db: Kysely<Database> = this.db): Promise<void> {
-    await scoped(db, tenant).updateTable('monitors').set({ last_eval_at: iso(at) }).where('id', '=', monitorId).execute();
-  }
-
-  /**
    * Per monitor among `monitorIds` (one query, through scoped()): how many of its groups fire and
-   * how many are pending, and the highest value of its last evaluation. The table holds only the
-   * groups of the last evaluation (an ok group without data is forgotten), so a monitor absent
-   * from the answer had no group with a value.
+   * how many are pending (a monitor absent from the answer has neither). Its last evaluation's
+   * values are on the monitor's row (last_high, last_low).
    */
   async summaries(tenant: Tenant, monitorIds: readonly string[]): Promise<Map<string, GroupSummary>> {
     const byMonitor = new Map<string, GroupSummary>();
@@ -61,14 +53,11 @@ export class GroupStore {
         'monitor_id',
         eb.fn.sum<number | string>(sql<number>`case when state = 'firing' then 1 else 0 end`).as('firing'),
         eb.fn.sum<number | string>(sql<number>`case when state = 'pending' then 1 else 0 end`).as('pending'),
-        eb.fn.max('last_value').as('highest'),
-        eb.fn.min('last_value').as('lowest'),
       ])
       .where('monitor_id', 'in', [...monitorIds])
       .groupBy('monitor_id')
       .execute();
-    const number = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-    for (const r of rows) byMonitor.set(r.monitor_id, { firing: Number(r.firing), pending: Number(r.pending), highest: number(r.highest), lowest: number(r.lowest) });
+    for (const r of rows) byMonitor.set(r.monitor_id, { firing: Number(r.firing), pending: Number(r.pending) });
     return byMonitor;
   }
 

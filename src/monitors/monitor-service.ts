@@ -64,6 +64,8 @@ export class MonitorService {
           lease_until: null,
           lease_owner: null,
           last_eval_at: null,
+          last_high: null,
+          last_low: null,
           created_at: now,
           updated_at: now,
         };

@@ -31,8 +31,8 @@ export interface MonitorStatus {
 }
 
 /**
- * The statuses of a page of monitors: one query on the group states (threshold monitors) and
- * one on the outbox, whatever the number of monitors, both through scoped().
+ * The statuses of a page of monitors: one query on the group states (threshold monitors; their
+ * last values are on their rows) and one on the outbox, whatever the number of monitors, both through scoped().
  */
 export class MonitorStatuses {
   constructor(
@@ -52,8 +52,8 @@ export class MonitorStatuses {
         statuses.set(row.id, { state: 'watching', groups_firing: 0, last_value: null, last_evaluated_at: null, next_evaluation_at: null, last_match_at: null, last_notified_at });
         continue;
       }
-      const g = groups.get(row.id) ?? { firing: 0, pending: 0, highest: null, lowest: null };
-      const lastValue = row.condition_op === '<' || row.condition_op === '<=' ? g.lowest : g.highest;
+      const g = groups.get(row.id) ?? { firing: 0, pending: 0 };
+      const lastValue = row.condition_op === '<' || row.condition_op === '<=' ? row.last_low : row.last_high;
       const state = g.firing > 0 ? 'firing' : g.pending > 0 ? 'pending' : lastValue === null ? 'no_data' : 'ok';
       statuses.set(row.id, {
         state,

@@ -29,6 +29,12 @@ export interface MonitorsTable {
   lease_owner: string | null;
   /** Threshold: when its last evaluation was stored (migration 0013; null before the first). */
   last_eval_at: string | null;
+  /**
+   * Threshold: the highest and the lowest value over the groups at its last evaluation (null when
+   * no group had one), stored with last_eval_at (migration 0017): the status's last_value.
+   */
+  last_high: number | null;
+  last_low: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -46,6 +52,11 @@ export interface MonitorGroupsTable {
   state: GroupState;
   /** When the group entered its state (pending: since when the condition holds; firing: started_at). */
   since: string;
+  /**
+   * The group's value when its row was last written: a row is written when the group appears,
+   * changes state (or `since`, `notified_at`) or is forgotten, not at every evaluation (the
+   * monitor's row holds the last evaluation's values: MonitorsTable.last_high, last_low).
+   */
   last_value: number | null;
   /** When a firing notification last went out (repeat counts from here). */
   notified_at: string | null;

@@ -12,7 +12,7 @@ import type { CursorCodec } from '../pagination/cursor.js';
 import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type EventKey, type EventStore } from '../engine/event-store.js';
+import { EventStoreResourceError, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
 import type { StoredEvent } from '../engine/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
@@ -73,6 +73,8 @@ export interface QueryServiceDeps {
   now: () => number;
   /** Told the payload keys each query names and the datasets it can read (hot keys: events/hot-keys.ts QueryKeyUse). */
   payloadKeysUsed?: (datasetIds: readonly string[], paths: readonly string[][]) => void;
+  /** The engine's lane for this service's reads (the monitors' evaluations have their own: ReadLane); the API's by default. */
+  lane?: ReadLane;
 }
 
 /** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
@@ -214,10 +216,11 @@ export class QueryService {
     const list = queryListName(query);
     const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
     const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
+    const lane = this.deps.lane ? { lane: this.deps.lane } : {};
 
     if (query.stats) {
       const stats = query.stats;
-      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...lane, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
       return {
         kind: 'stats',
         stats: rows.map((row) => ({
@@ -242,6 +245,7 @@ export class QueryService {
       const rows = await bounded(
         this.deps.store.aggregate(tenant, {
           filter,
+          ...lane,
           key: compileGroupKey(field, dialect, hot),
           limit: isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups,
         }),
@@ -251,7 +255,7 @@ export class QueryService {
       return { kind: 'groups', field: printField(field), groups };
     }
 
-    const page = await bounded(this.deps.store.query(tenant, { filter, limit: pageSize, names, ...(position ? { after: position.after } : {}) }));
+    const page = await bounded(this.deps.store.query(tenant, { filter, ...lane, limit: pageSize, names, ...(position ? { after: position.after } : {}) }));
     const nextCursor = page.next ? this.deps.cursors.encode(list, owner, clock ? [page.next.ts, page.next.event_id, now] : [page.next.ts, page.next.event_id]) : '';
     return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }

@@ -1,7 +1,24 @@
 import crypto from 'node:crypto';
 import { monotonicFactory } from 'ulidx';
 
-const ulid = monotonicFactory();
+/**
+ * ulidx draws each of a ULID's 16 random characters with its own crypto.getRandomValues call
+ * of one byte when the millisecond moves (every id of a request that is not the first in its
+ * millisecond: a token creation's token id). Measured at load average 10: ~70 µs per ULID
+ * against 0.6 µs within a millisecond (docs/benchmarks.md, issue #30). The same CSPRNG bytes,
+ * drawn 4 KiB at a time, give the same ULIDs (a byte / 255 each, as ulidx's own PRNG).
+ */
+const randomPool = Buffer.alloc(4096);
+let randomAt = randomPool.length;
+export function pooledRandom(): number {
+  if (randomAt === randomPool.length) {
+    crypto.randomFillSync(randomPool);
+    randomAt = 0;
+  }
+  return randomPool[randomAt++]! / 0xff;
+}
+
+const ulid = monotonicFactory(pooledRandom);
 
 /** Prefixed ULIDs (DECISIONS.md §1); organisations and projects are plain ULIDs. */
 export const newId = {

@@ -91,7 +91,7 @@ const toInfo = (row: {
 }): TokenInfo => ({ ...row, scopes: row.scopes.split(' ').filter(Boolean) });
 
 /** Every column of a token's row: a creation's insert is compiled once (TokenService.insert). */
-const tokenColumns = [
+export const tokenColumns = [
   'id',
   'org_id',
   'project_id',

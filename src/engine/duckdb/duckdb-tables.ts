@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from '../event-record.js';
-import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, StatsRequest, TailRequest } from '../event-store.js';
+import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, ReadLane, StatsRequest, TailRequest } from '../event-store.js';
 import { EventStoreLockedError, statsSelect } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
 import { DuckDbLoader } from './duckdb-loader.js';
@@ -11,6 +11,7 @@ import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEve
 import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { ReadGate } from './read-gate.js';
+import { MonitorLane } from './read-lane.js';
 import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 
@@ -57,6 +58,8 @@ export class DuckDbEngine implements EventEngine {
   private deletes: Promise<unknown> = Promise.resolve();
   /** Retries a read that ran out of memory beside others with the engine to itself. */
   private readonly gate = new ReadGate();
+  /** The monitor evaluations' reads: one at a time on a connection of their own, after the API's (read-lane.ts). */
+  private readonly monitors: MonitorLane;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -64,7 +67,9 @@ export class DuckDbEngine implements EventEngine {
     private readonly loader: DuckDbLoader,
     private readonly tenants: TenantIds,
     private readonly hot: DuckDbHotLayouts,
-  ) {}
+  ) {
+    this.monitors = new MonitorLane(() => instance.connect());
+  }
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
   private tenantParams(tenant: Tenant): DuckDBValue[] {
@@ -121,21 +126,28 @@ export class DuckDbEngine implements EventEngine {
 
   /**
    * Runs one read on its own connection, so reads run in parallel with the loader. A read that
-   * runs out of memory fails alone with EventStoreResourceError (ReadGate).
+   * runs out of memory fails alone with EventStoreResourceError (ReadGate). The monitors' lane
+   * runs its reads one at a time on its connection, each after the API reads in flight (read-lane.ts).
    */
-  private read(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
-    return this.gate.run(() => this.readOnce(sql, params));
+  private read(sql: string, params: DuckDBValue[], lane: ReadLane = 'api'): Promise<DuckDBValue[][]> {
+    if (lane === 'monitors') return this.monitors.run((connection) => this.gate.run(() => this.readOn(connection, sql, params)));
+    return this.monitors.api(() => this.gate.run(() => this.readOnce(sql, params)));
   }
 
   private async readOnce(sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
     if (this.closed) throw new Error('event store closed');
     const connection = await this.instance.connect();
     try {
-      const reader = await connection.runAndReadAll(sql, params);
-      return reader.getRows();
+      return await this.readOn(connection, sql, params);
     } finally {
       connection.closeSync();
     }
+  }
+
+  private async readOn(connection: DuckDBConnection, sql: string, params: DuckDBValue[]): Promise<DuckDBValue[][]> {
+    if (this.closed) throw new Error('event store closed');
+    const reader = await connection.runAndReadAll(sql, params);
+    return reader.getRows();
   }
 
   async query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }> {
@@ -149,6 +161,7 @@ export class DuckDbEngine implements EventEngine {
       `SELECT ${eventColumns} FROM events WHERE ${tenantWhere} AND (${request.filter.where})${keyset} ` +
         `ORDER BY ts DESC, event_id DESC LIMIT ${Math.trunc(request.limit) + 1}`,
       params,
+      request.lane,
     );
     return { events: rows.slice(0, request.limit).map((r) => toStoredEvent(r, noNames)), more: rows.length > request.limit };
   }
@@ -159,6 +172,7 @@ export class DuckDbEngine implements EventEngine {
       `SELECT ${request.key.sql} AS value, count(*) AS n FROM events WHERE ${tenantWhere} AND (${request.filter.where}) ` +
         `GROUP BY 1 ORDER BY n DESC, value ASC NULLS LAST LIMIT ${Math.trunc(request.limit)}`,
       [...request.key.params, ...this.tenantParams(tenant), ...request.filter.params],
+      request.lane,
     );
     return rows.map((r) => {
       const raw = r[0];
@@ -173,6 +187,7 @@ export class DuckDbEngine implements EventEngine {
       `SELECT ${select} FROM events WHERE ${tenantWhere} AND (${request.filter.where})${groupBy} ` +
         `ORDER BY ${request.orderBy} LIMIT ${Math.trunc(request.limit)}`,
       [...params, ...this.tenantParams(tenant), ...request.filter.params],
+      request.lane,
     );
     const width = request.keys.length;
     const plain = (raw: DuckDBValue): string | number | boolean | null =>
@@ -301,6 +316,7 @@ export class DuckDbEngine implements EventEngine {
     if (this.closed) return;
     this.closed = true;
     await this.deletes;
+    await this.monitors.close();
     this.loaderConnection.closeSync();
     this.instance.closeSync();
   }

@@ -7,7 +7,7 @@ export interface WalLoaderOptions {
   dir: string;
   /** Events per load (one engine transaction); more waits for the next load. */
   maxEventsPerLoad: number;
-  /** Record bytes read per load. */
+  /** Record bytes read per load: the size of the loader's one read buffer (a bigger record is read on its own). */
   maxBytesPerLoad: number;
   /** Told after each load with the new position. */
   onLoaded: (loadedSeq: number) => void;
@@ -30,6 +30,13 @@ export class WalLoader {
   /** After a failed load, the next attempt comes by itself after this long (doubling to 30 s). */
   private retryMs = 1_000;
   private retryTimer: NodeJS.Timeout | undefined;
+  /**
+   * Every load reads into this one buffer (grown up to maxBytesPerLoad): the engine is done with
+   * a record's body when its load settles (engine.ts), and the next read comes after that. A
+   * fresh buffer per load outlived the young generation while DuckDB loaded it, so dead ones
+   * waited for a full GC: 2–3 of them (89 MB at 32 MB each) in the worker at peak.
+   */
+  private buffer = Buffer.alloc(0);
 
   constructor(
     private readonly engine: EventEngine,
@@ -156,12 +163,12 @@ export class WalLoader {
           continue;
         }
         let size = Math.min(end - offset, this.options.maxBytesPerLoad);
-        let bytes = readAt(fd, offset, size);
+        let bytes = readAt(fd, offset, this.readBuffer(size));
         let { records } = parseRecords(bytes, offset);
         if (records.length === 0 && size < end - offset) {
-          // One record bigger than a load's bytes: read exactly it.
+          // One record bigger than a load's bytes: read exactly it, into a buffer of its own.
           size = Math.min(end - offset, recordHeaderBytes + bytes.readUInt32LE(4));
-          bytes = readAt(fd, offset, size);
+          bytes = readAt(fd, offset, Buffer.allocUnsafe(size));
           records = parseRecords(bytes, offset).records;
         }
         if (records.length === 0) throw new Error(`the event log segment ${file} is damaged at byte ${offset}`);
@@ -178,10 +185,19 @@ export class WalLoader {
       }
     }
   }
+
+  /** The first `size` bytes of the read buffer, grown (doubling, at most to maxBytesPerLoad) when short. */
+  private readBuffer(size: number): Buffer {
+    if (this.buffer.length < size) {
+      this.buffer = Buffer.allocUnsafe(Math.min(this.options.maxBytesPerLoad, Math.max(size, 2 * this.buffer.length, 64 * 1024)));
+    }
+    return this.buffer.subarray(0, size);
+  }
 }
 
-function readAt(fd: number, position: number, length: number): Buffer {
-  const buffer = Buffer.allocUnsafe(length);
+/** Fills `buffer` from the file at `position`; the bytes read (fewer at the file's end). */
+function readAt(fd: number, position: number, buffer: Buffer): Buffer {
+  const length = buffer.length;
   let done = 0;
   while (done < length) {
     const n = fs.readSync(fd, buffer, done, length - done, position + done);

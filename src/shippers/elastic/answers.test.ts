@@ -39,6 +39,21 @@ describe('the bulk answer', () => {
     );
   });
 
+  test('the same bytes when every item is stored under one action and index with ids of one length (written by one fill)', () => {
+    const id = fc.oneof(fc.uuid(), fc.string({ minLength: 3, maxLength: 3 }), fc.string({ unit: 'binary', minLength: 3, maxLength: 3 }), fc.constantFrom('a"b', 'a\\b', 'é12', '\u0001ab'));
+    fc.assert(
+      fc.property(fc.constantFrom('create', 'index', 'é'), fc.oneof(fc.constantFrom('games', ''), text), fc.array(fc.record({ own: fc.option(id, { nil: undefined }), event: id }), { minLength: 1, maxLength: 20 }), fc.nat(100_000), (action, index, ids, took) => {
+        // Ids of one length in most runs: a UUID each, or three characters each.
+        const length = ids[0]!.event.length;
+        const same = ids.filter((i) => i.event.length === length && (i.own === undefined || i.own.length === length));
+        const items = same.map((i) => ({ action, index, id: i.own }));
+        const eventIds = same.map((i) => i.event);
+        assert.equal(bulkAnswer(items, eventIds, took).toString('utf8'), answerText(items, eventIds, took));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
   test('1,000 stored items of one index: each with its event id, errors false', () => {
     const ids = Array.from({ length: 1_000 }, (_, i) => `0194c2a0-0000-7000-8000-${String(i).padStart(12, '0')}`);
     const answer = JSON.parse(bulkAnswer(ids.map(() => ({ action: 'create', index: 'games', id: undefined })), ids, 7).toString()) as {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { isUuidAnyCase } from '../../shared/ids.js';
-import type { ShippedEvent } from '../store-shipped.js';
+import { shippedEvent, type ShippedEvent } from '../store-shipped.js';
 import { shipperSeverity } from '../severity.js';
 
 /**
@@ -61,7 +61,5 @@ export function toShippedEvent(index: string, id: string | undefined, document: 
     const { level: _level, ...rest } = document.log as Record<string, unknown>;
     payload.log = Object.keys(rest).length ? rest : undefined;
   } else if (levelKey) payload[levelKey] = undefined;
-  const fields: Record<string, unknown> = { ts, severity, message, payload };
-  if (id !== undefined) fields.event_id = eventIdOf(index, id);
-  return { dataset: index, fields, bytes };
+  return shippedEvent(index, ts, severity, message as string | undefined, payload, id === undefined ? undefined : eventIdOf(index, id), bytes);
 }

@@ -2,6 +2,7 @@ import snappy from 'snappy';
 import { ingestLimits } from '../../events/ingest-parse.js';
 import { LabelSyntaxError, parseLabels } from './labels.js';
 import { decodePushRequest, TooManyEntries, type DecodedEntry } from './push-proto.js';
+import { readPushRequest, type RawStream } from './push-wire.js';
 
 /** A push request read into what the mapping needs, from either encoding. */
 export interface LokiStream {
@@ -36,8 +37,8 @@ export function nanosToMs(value: unknown): number {
   return text.length <= 6 ? 0 : Number(text.slice(0, -6));
 }
 
-/** An entry's structured metadata when it has none: one object for all (the mapping only reads it). */
-const noMetadata: Record<string, string> = Object.freeze({}) as Record<string, string>;
+/** An entry's structured metadata when it has none: one object for all (the mapping only reads it, and skips it by identity). */
+export const noMetadata: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function stringMap(value: unknown, what: string): Record<string, string> {
   if (value === undefined || value === null) return noMetadata;
@@ -109,6 +110,15 @@ function entryTs(entry: DecodedEntry): number | undefined {
   return ms > 0 ? ms : undefined;
 }
 
+function streamLabels(text: string): Record<string, string> {
+  try {
+    return parseLabels(text);
+  } catch (error) {
+    if (error instanceof LabelSyntaxError) throw new BadPush(error.message);
+    throw error;
+  }
+}
+
 /** application/x-protobuf: a snappy block (Loki's framing-less "block" format) holding a logproto.PushRequest. */
 export function decodeProtobufPush(body: Buffer): LokiStream[] {
   if (body.length === 0) return [];
@@ -121,6 +131,18 @@ export function decodeProtobufPush(body: Buffer): LokiStream[] {
   } catch {
     throw new BadPush('the request body is not a valid snappy block');
   }
+  // The reader written for the message; protobufjs for what it does not take (errors, odd encodings).
+  const read = readPushRequest(raw, ingestLimits.events);
+  return read ? withLabels(read) : decodeWithProtobufjs(raw);
+}
+
+/** The streams push-wire.ts read, their labels parsed (as decodeWithProtobufjs parses them). */
+export function withLabels(streams: readonly RawStream[]): LokiStream[] {
+  return streams.map((stream) => ({ labels: streamLabels(stream.labels), entries: stream.entries }));
+}
+
+/** An inflated PushRequest read by protobufjs (what decodeProtobufPush did before push-wire.ts; exported for its test). */
+export function decodeWithProtobufjs(raw: Buffer): LokiStream[] {
   let streams;
   try {
     streams = decodePushRequest(raw, ingestLimits.events);
@@ -129,16 +151,14 @@ export function decodeProtobufPush(body: Buffer): LokiStream[] {
     throw new BadPush(`the request body is not a protobuf logproto.PushRequest (${error instanceof Error ? error.message : String(error)})`);
   }
   return streams.map((stream): LokiStream => {
-    let labels: Record<string, string>;
-    try {
-      labels = parseLabels(stream.labels ?? '{}');
-    } catch (error) {
-      if (error instanceof LabelSyntaxError) throw new BadPush(error.message);
-      throw error;
-    }
+    const labels = streamLabels(stream.labels ?? '{}');
     const entries = (stream.entries ?? []).map((entry): LokiEntry => {
-      const metadata: Record<string, string> = {};
-      for (const pair of entry.structuredMetadata ?? []) metadata[pair.name ?? ''] = pair.value ?? '';
+      const pairs = entry.structuredMetadata;
+      let metadata = noMetadata;
+      if (pairs && pairs.length) {
+        metadata = {};
+        for (const pair of pairs) metadata[pair.name ?? ''] = pair.value ?? '';
+      }
       return { ts: entryTs(entry), line: entry.line ?? '', metadata };
     });
     return { labels, entries };

@@ -1,6 +1,6 @@
-import type { ShippedEvent } from '../store-shipped.js';
+import { shippedEvent, type ShippedEvent } from '../store-shipped.js';
 import { shipperSeverity } from '../severity.js';
-import type { LokiEntry, LokiStream } from './decode.js';
+import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 
 /** The stream labels that name the dataset, first found wins (DECISIONS §21); else `loki`. */
 const datasetLabels = ['dataset', 'service_name', 'job'] as const;
@@ -26,24 +26,68 @@ function jsonObject(line: string): Record<string, unknown> | undefined {
   }
 }
 
+/** The severity the labels give a line without a level of its own: the first of levelLabels whose value we know. */
+function labelSeverity(labels: Record<string, string>): string | undefined {
+  for (const label of levelLabels) {
+    const value = labels[label];
+    if (value === undefined) continue;
+    const severity = shipperSeverity(value);
+    if (severity !== undefined) return severity;
+  }
+  return undefined;
+}
+
 /**
- * One entry of a stream → an event object for native ingest (docs/shippers.md): `ts` the entry's
+ * What every entry of a stream shares, worked out once per stream (labels are per stream): the
+ * dataset, `payload.labels` (the stream's labels but the one naming the dataset), whether there
+ * are any, and the severity they give.
+ */
+export interface StreamMapping {
+  dataset: string;
+  labels: Record<string, string>;
+  hasLabels: boolean;
+  severity: string | undefined;
+}
+
+export function streamMapping(streamLabels: Record<string, string>): StreamMapping {
+  const { dataset, label } = streamDataset(streamLabels);
+  const labels: Record<string, string> = {};
+  for (const name in streamLabels) if (name !== label) labels[name] = streamLabels[name]!;
+  return { dataset, labels, hasLabels: anyKey(labels), severity: labelSeverity(labels) };
+}
+
+/** Whether the object has a key to write (a label named `__proto__` is not set by an assignment, so not one). */
+function anyKey(labels: Record<string, string>): boolean {
+  for (const _ in labels) return true;
+  return false;
+}
+
+/**
+ * One entry of a stream → an event for native ingest (docs/shippers.md): `ts` the entry's
  * timestamp; `payload.labels` the stream's labels but the one naming the dataset, with the entry's
  * structured metadata; a JSON-object line is also parsed into the payload: its string `message`
  * (else `msg`, pino's) becomes `message`, its `level` (else `severity`) the severity when we know
  * the value; any other line is the message as it is. Without a level in the line, the stream's
- * `level`/`severity`/`detected_level` label gives it.
+ * `level`/`severity`/`detected_level` label gives it (or the entry's metadata of that name).
  */
-export function toShippedEvent(dataset: { dataset: string; label: string | undefined }, entry: LokiEntry, streamLabels: Record<string, string>): ShippedEvent {
-  let labels = streamLabels;
-  for (const name in entry.metadata) {
-    if (labels === streamLabels) labels = { ...streamLabels };
-    labels[name] = entry.metadata[name]!;
+export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): ShippedEvent {
+  let labels = stream.labels;
+  let hasLabels = stream.hasLabels;
+  let fromLabels = stream.severity;
+  if (entry.metadata !== noMetadata) {
+    for (const name in entry.metadata) {
+      if (labels === stream.labels) labels = { ...stream.labels };
+      labels[name] = entry.metadata[name]!;
+    }
+    if (labels !== stream.labels) {
+      hasLabels = anyKey(labels);
+      fromLabels = labelSeverity(labels);
+    }
   }
   const parsed = jsonObject(entry.line);
   let message = entry.line;
   let severity: string | undefined;
-  let payload: Record<string, unknown> = {};
+  let payload: Record<string, unknown>;
   if (parsed) {
     const messageKey = typeof parsed.message === 'string' ? 'message' : typeof parsed.msg === 'string' ? 'msg' : '';
     if (messageKey) message = parsed[messageKey] as string;
@@ -58,32 +102,17 @@ export function toShippedEvent(dataset: { dataset: string; label: string | undef
     payload = parsed;
     if (messageKey) parsed[messageKey] = undefined;
     if (levelKey) parsed[levelKey] = undefined;
-  }
-  for (const label of levelLabels) {
-    if (severity !== undefined) break;
-    if (labels[label] !== undefined) severity = shipperSeverity(labels[label]);
-  }
-  for (const _ in labels) {
-    payload.labels = labels;
-    break;
-  }
-  return { dataset: dataset.dataset, fields: { ts: entry.ts, severity, message, payload }, bytes: Buffer.byteLength(entry.line) };
-}
-
-/** The stream's labels without the one that named the dataset: they go to payload.labels. */
-function payloadLabels(stream: LokiStream, dataset: { label: string | undefined }): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const name in stream.labels) if (name !== dataset.label) labels[name] = stream.labels[name]!;
-  return labels;
+  } else payload = {};
+  if (hasLabels) payload.labels = labels;
+  return shippedEvent(stream.dataset, entry.ts, severity ?? fromLabels, message, payload, undefined, Buffer.byteLength(entry.line));
 }
 
 /** Every entry of the request, in body order (so Idempotency-Key's derived ids repeat on a retry). */
 export function toShippedEvents(streams: readonly LokiStream[]): ShippedEvent[] {
   const out: ShippedEvent[] = [];
   for (const stream of streams) {
-    const dataset = streamDataset(stream.labels);
-    const labels = payloadLabels(stream, dataset);
-    for (const entry of stream.entries) out.push(toShippedEvent(dataset, entry, labels));
+    const mapping = streamMapping(stream.labels);
+    for (const entry of stream.entries) out.push(toShippedEvent(mapping, entry));
   }
   return out;
 }

@@ -15,6 +15,8 @@ import * as monitorEvaluated from './0013-monitor-evaluated.js';
 import * as audit from './0014-audit.js';
 import * as sso from './0015-sso.js';
 import * as hotKeys from './0016-hot-keys.js';
+import * as monitorValues from './0017-monitor-values.js';
+import * as tokenIndexesPartial from './0018-token-indexes-partial.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -37,4 +39,6 @@ export const migrations: Record<string, Migration> = {
   '0014-audit': audit,
   '0015-sso': sso,
   '0016-hot-keys': hotKeys,
+  '0017-monitor-values': monitorValues,
+  '0018-token-indexes-partial': tokenIndexesPartial,
 };
