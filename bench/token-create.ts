@@ -42,11 +42,10 @@ const tenant: Tenant = {
 };
 const scopes = parseScopes(['media:read']);
 
-/** 989029a's TokenService.create without an Idempotency-Key, on this database. */
-async function beforeAudit(): Promise<void> {
+/** A new API token's row, as TokenService.create writes it (no session, no member). */
+function apiTokenRow() {
   const token = generateToken(tenant.mode);
-  const now = systemClock.now();
-  const row = {
+  return {
     id: newId.token(),
     org_id: tenant.orgId,
     project_id: tenant.projectId,
@@ -58,34 +57,22 @@ async function beforeAudit(): Promise<void> {
     expires_at: null,
     revoked_at: null,
     last_used_at: null,
-    created_at: iso(now),
+    created_at: iso(systemClock.now()),
     session_id: null,
     created_by_user_id: null,
   };
+}
+
+/** 989029a's TokenService.create without an Idempotency-Key, on this database. */
+async function beforeAudit(): Promise<void> {
+  const row = apiTokenRow();
   await ctx.metadata.db.insertInto('api_tokens').values(row).execute();
 }
 
 const insertToken = precompileInsert(ctx.metadata.db, 'api_tokens', tokenColumns);
 /** TokenService.create for an API token without an Idempotency-Key, the entry left out. */
 async function apiNoEntry(): Promise<void> {
-  const token = generateToken(tenant.mode);
-  const now = systemClock.now();
-  const row = {
-    id: newId.token(),
-    org_id: tenant.orgId,
-    project_id: tenant.projectId,
-    mode: tenant.mode,
-    name: 'bench',
-    token_hash: hashToken(token),
-    last_four: token.slice(-4),
-    scopes: scopes.join(' '),
-    expires_at: null,
-    revoked_at: null,
-    last_used_at: null,
-    created_at: iso(now),
-    session_id: null,
-    created_by_user_id: null,
-  };
+  const row = apiTokenRow();
   await ctx.metadata.writeAtomically([insertToken(row)]);
 }
 
