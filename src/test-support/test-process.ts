@@ -45,6 +45,9 @@ export const freePort = async (): Promise<number> => {
   }
 };
 
+/** How long a started process has to answer before the test gives up on it. */
+const startWaitMs = 90_000;
+
 /**
  * `opsctl serve` (compiled) as its own process (for tests that kill it), answering /readyz
  * on `port` before this resolves. A child that exits before it answers is started again (up to
@@ -66,7 +69,10 @@ export async function serveProcess(dataDir: string, port: number, env: Record<st
         logs.push(...lines.filter(Boolean));
       });
     }
-    for (let i = 0; i < 300 && child.exitCode === null; i++) {
+    // A deadline, not a count of tries: on a loaded machine (load average 17+ on 2 cores) a
+    // start with its migrations took past 30 s once, and a fetch can itself take seconds.
+    const deadline = Date.now() + startWaitMs;
+    while (Date.now() < deadline && child.exitCode === null) {
       try {
         if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return child;
       } catch {
@@ -89,7 +95,8 @@ export async function eventsNodeProcess(dataDir: string, port: number, env: Reco
     env: { ...process.env, OPS_DATA_DIR: dataDir, OPS_EVENTS_NODE_PORT: String(port), OPS_EVENTS_NODE_HOST: '127.0.0.1', OPS_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  for (let i = 0; i < 300; i++) {
+  const deadline = Date.now() + startWaitMs;
+  while (Date.now() < deadline) {
     // Any answer (404 to GET /) means it listens.
     if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) return child;
     if (child.exitCode !== null) break;
