@@ -1,4 +1,4 @@
-import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { LoadRecord } from '../engine.js';
 import { EventChunkBuilder } from './duckdb-chunk.js';
@@ -41,6 +41,8 @@ export class DuckDbLoader {
    */
   private rowsSinceCheckpoint = 0;
   private checkpointDue = false;
+  /** The data chunk loads fill, per column types (`EventChunkBuilder.types`: one array per set of hot columns). */
+  private readonly dataChunks = new Map<readonly DuckDBType[], DuckDBDataChunk>();
 
   constructor(
     private readonly connection: DuckDBConnection,
@@ -122,7 +124,13 @@ export class DuckDbLoader {
       // changed: harmless).
       const r = c.hotRows;
       this.hot.noteRows(r.datasetId, r.layout, r.json, r.oddNumbers);
-      appender.appendDataChunk(c.build());
+      // One DuckDB chunk per column layout, reset (validity, strings, constant vectors) and filled
+      // again for each append, which copies it: a new chunk per 2,048 rows kept its vectors and
+      // strings in C++ memory until the worker's GC ran its finalizer.
+      let data = this.dataChunks.get(c.types);
+      if (!data) this.dataChunks.set(c.types, (data = DuckDBDataChunk.create([...c.types])));
+      data.reset();
+      appender.appendDataChunk(c.build(data));
     };
     records.forEach(({ firstSeq }, b) => {
       const batch = batches[b]!;

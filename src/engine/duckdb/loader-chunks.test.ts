@@ -13,7 +13,7 @@ import { newEventId } from '../../shared/ids.js';
 
 const tenant = (org: string): Tenant => ({ orgId: org, projectId: `${org}_prj`, mode: 'live' });
 
-/** `count` events from seq `from`, in runs of `run` events per dataset (ds_a, ds_b, ds_a, …); every other one without actor. */
+/** `count` events from seq `from`, in runs of `run` events per dataset (ds_a, ds_b, ds_a, …); every other one below seq 3,000 without actor (chunks with NULLs, then chunks without). */
 function events(from: number, count: number, run: number): NewEvent[] {
   return Array.from({ length: count }, (_, i) => {
     const n = from + i;
@@ -25,7 +25,7 @@ function events(from: number, count: number, run: number): NewEvent[] {
       severity: n % 5,
       bytesRaw: 100 + n,
       event: n % 3 ? 'short' : 'an event name longer than twelve bytes',
-      actor: n % 2 ? null : `actor-${n}`,
+      actor: n % 2 && n < 3_000 ? null : `actor-${n}`,
       source: null,
       message: `message ${n} ${'é'.repeat(n % 4)}`,
       payload: JSON.stringify({ n, text: 'x'.repeat(n % 40) }),
