@@ -238,9 +238,19 @@ export class EventChunkBuilder {
     if (this.hot) this.hot.add(i, r.text(4) ?? '{}');
   }
 
-  build(): DuckDBDataChunk {
+  /** The chunk's column types (a chunk given to `build` must have them). */
+  get types(): readonly DuckDBType[] {
+    return typesWith(this.hotColumns);
+  }
+
+  /**
+   * The rows as a DuckDB data chunk: a new one, or `into` (of `types`, just created or reset)
+   * filled again.
+   */
+  build(into?: DuckDBDataChunk): DuckDBDataChunk {
     const n = this.rows;
-    const chunk = DuckDBDataChunk.create(typesWith(this.hotColumns), n);
+    const chunk = into ?? DuckDBDataChunk.create(typesWith(this.hotColumns), n);
+    if (into) into.rowCount = n;
     const vector = (column: number) => bindings.data_chunk_get_vector(chunk.chunk, column);
     const copy = (column: number, array: ArrayBufferView<ArrayBuffer>, bytesPerRow: number) =>
       bindings.copy_data_to_vector(vector(column), 0, array.buffer, array.byteOffset, n * bytesPerRow);

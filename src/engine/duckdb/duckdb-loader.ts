@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { LoadRecord } from '../engine.js';
 import { EventChunkBuilder } from './duckdb-chunk.js';
@@ -41,6 +41,8 @@ export class DuckDbLoader {
    */
   private rowsSinceCheckpoint = 0;
   private checkpointDue = false;
+  /** The data chunk loads fill, per column types (`EventChunkBuilder.types`: one array per set of hot columns). */
+  private readonly dataChunks = new Map<readonly DuckDBType[], DuckDBDataChunk>();
 
   constructor(
     private readonly connection: DuckDBConnection,
@@ -58,59 +60,28 @@ export class DuckDbLoader {
   }
 
   async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
-    let rows = 0;
-    const chunks: EventChunkBuilder[] = [];
-    const rollup = new Map<string, RollupRow>();
+    // The records' tenants first (a record's header names it): new ones are inserted before the
+    // appender takes the connection.
+    const batches = records.map(({ body }) => new BatchReader(body));
     const newTenants = new Map<string, { tenant: Tenant; id: number }>();
-    let chunk: EventChunkBuilder | undefined;
-    let chunkTenant = -1;
-    let chunkDataset = '';
-    for (const { firstSeq, body } of records) {
-      const batch = new BatchReader(body);
-      const key = tenantKey(batch.tenant);
-      let tenantId = this.tenants.get(batch.tenant) ?? newTenants.get(key)?.id;
-      if (tenantId === undefined) {
-        tenantId = this.tenants.allocate();
-        newTenants.set(key, { tenant: batch.tenant, id: tenantId });
-      }
-      let seq = firstSeq;
-      let lastMinute = -1;
-      let lastEntry: RollupRow | undefined;
-      while (batch.next()) {
-        const { datasetId, ts } = batch;
-        if (!chunk || chunk.full || chunkTenant !== tenantId || chunkDataset !== datasetId) {
-          chunkTenant = tenantId;
-          chunkDataset = datasetId;
-          chunks.push((chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns)));
-        }
-        chunk.addEncoded(seq++, batch);
-        rows++;
-        const minute = Math.floor(ts / 60_000);
-        if (minute !== lastMinute || datasetId !== lastEntry?.datasetId) {
-          lastMinute = minute;
-          const rollupKey = `${tenantId}|${datasetId}|${minute}`;
-          lastEntry = rollup.get(rollupKey);
-          if (!lastEntry) rollup.set(rollupKey, (lastEntry = { tenant: tenantId, datasetId, minute, count: 0 }));
-        }
-        lastEntry.count++;
-      }
-    }
-
-    // Before the rows commit: a read relying on the datasets' rows needing no JSON (duckdb-hot.ts)
-    // sees their version change if these rows do (a failed load leaves it changed: harmless).
-    for (const c of chunks) {
-      const r = c.hotRows;
-      this.hot.noteRows(r.datasetId, r.layout, r.json, r.oddNumbers);
-    }
+    const tenantIds = batches.map(({ tenant }) => {
+      const id = this.tenants.get(tenant) ?? newTenants.get(tenantKey(tenant))?.id;
+      if (id !== undefined) return id;
+      const allocated = this.tenants.allocate();
+      newTenants.set(tenantKey(tenant), { tenant, id: allocated });
+      return allocated;
+    });
+    let rows = 0;
+    const rollup = new Map<string, RollupRow>();
     await this.connection.run('BEGIN TRANSACTION');
     try {
       for (const { tenant, id } of newTenants.values()) {
         await this.connection.run('INSERT INTO event_tenants VALUES (?, ?, ?, ?)', [id, tenant.orgId, tenant.projectId, tenant.mode]);
       }
-      if (chunks.length) {
+      if (batches.some((b) => b.count > 0)) {
         const appender = await this.connection.createAppender('events');
         try {
-          for (const c of chunks) appender.appendDataChunk(c.build());
+          rows = this.appendRows(appender, records, batches, tenantIds, rollup);
           appender.flushSync();
         } finally {
           appender.closeSync();
@@ -133,6 +104,62 @@ export class DuckDbLoader {
     if (this.checkpointDue) await this.checkpoint();
     // Best effort: a failed merge leaves the rows unmerged, which readers sum all the same.
     await this.compactRollup().catch(() => undefined);
+  }
+
+  /**
+   * Writes the records' events into data chunks (one tenant and dataset per chunk) and hands
+   * each to the appender as soon as it is complete, so a load holds one chunk builder at a time
+   * (~330 KB of typed arrays and its strings' views), not every chunk of up to
+   * OPS_EVENTS_LOAD_BATCH events: built all first, they were the worker's largest memory at
+   * full loads. Counts the rollup's rows on the way; returns the rows written.
+   */
+  private appendRows(appender: DuckDBAppender, records: readonly LoadRecord[], batches: readonly BatchReader[], tenantIds: readonly number[], rollup: Map<string, RollupRow>): number {
+    let rows = 0;
+    let chunk: EventChunkBuilder | undefined;
+    let chunkTenant = -1;
+    let chunkDataset = '';
+    const flush = (c: EventChunkBuilder) => {
+      // Before the rows commit: a read relying on the datasets' rows needing no JSON
+      // (duckdb-hot.ts) sees their version change if these rows do (a failed load leaves it
+      // changed: harmless).
+      const r = c.hotRows;
+      this.hot.noteRows(r.datasetId, r.layout, r.json, r.oddNumbers);
+      // One DuckDB chunk per column layout, reset (validity, strings, constant vectors) and filled
+      // again for each append, which copies it: a new chunk per 2,048 rows kept its vectors and
+      // strings in C++ memory until the worker's GC ran its finalizer.
+      let data = this.dataChunks.get(c.types);
+      if (!data) this.dataChunks.set(c.types, (data = DuckDBDataChunk.create([...c.types])));
+      data.reset();
+      appender.appendDataChunk(c.build(data));
+    };
+    records.forEach(({ firstSeq }, b) => {
+      const batch = batches[b]!;
+      const tenantId = tenantIds[b]!;
+      let seq = firstSeq;
+      let lastMinute = -1;
+      let lastEntry: RollupRow | undefined;
+      while (batch.next()) {
+        const { datasetId, ts } = batch;
+        if (!chunk || chunk.full || chunkTenant !== tenantId || chunkDataset !== datasetId) {
+          if (chunk) flush(chunk);
+          chunkTenant = tenantId;
+          chunkDataset = datasetId;
+          chunk = new EventChunkBuilder(tenantId, datasetId, this.hot.current(datasetId), this.hot.columns);
+        }
+        chunk.addEncoded(seq++, batch);
+        rows++;
+        const minute = Math.floor(ts / 60_000);
+        if (minute !== lastMinute || datasetId !== lastEntry?.datasetId) {
+          lastMinute = minute;
+          const rollupKey = `${tenantId}|${datasetId}|${minute}`;
+          lastEntry = rollup.get(rollupKey);
+          if (!lastEntry) rollup.set(rollupKey, (lastEntry = { tenant: tenantId, datasetId, minute, count: 0 }));
+        }
+        lastEntry.count++;
+      }
+    });
+    if (chunk) flush(chunk);
+    return rows;
   }
 
   /**
