@@ -161,6 +161,24 @@ function eventsWorkerTid(pid: number): number | undefined {
   return undefined;
 }
 
+/** CPU seconds of every thread of the server by name (`comm`), the main thread as `main` (Linux; empty elsewhere). */
+function threadsByName(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = Number(tid) === pid ? 'main' : fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        out.set(name, (out.get(name) ?? 0) + cpuSeconds(pid, Number(tid)));
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
 interface RoundResult {
   eventsPerSecond: number;
   /** The server's CPU per acknowledged event, µs: the figure the machine's load disturbs least. */
@@ -171,6 +189,8 @@ interface RoundResult {
   workerPerEvent: number;
   /** The bench process's own CPU per event (the clients: bodies sent, answers read): it shares the machine's two cores with the server. */
   clientPerEvent: number;
+  /** The server's CPU per event by thread name (BENCH_ROUTE_THREADS=1 prints them; a thread that ended in the round is not counted). */
+  byThread: Map<string, number>;
 }
 
 async function round(apiUrl: string, pid: number, token: string, route: Route, clients: number, perRequest: number, ms: number): Promise<RoundResult> {
@@ -205,6 +225,7 @@ async function round(apiUrl: string, pid: number, token: string, route: Route, c
   const mainBefore = cpuSeconds(pid, pid);
   const workerTid = eventsWorkerTid(pid);
   const workerBefore = workerTid === undefined ? NaN : cpuSeconds(pid, workerTid);
+  const threadsBefore = threadsByName(pid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + ms;
@@ -227,6 +248,7 @@ async function round(apiUrl: string, pid: number, token: string, route: Route, c
     cpuPerEvent: ((cpuSeconds(pid) - cpuBefore) / events) * 1e6,
     mainPerEvent: ((cpuSeconds(pid, pid) - mainBefore) / events) * 1e6,
     workerPerEvent: workerTid === undefined ? NaN : ((cpuSeconds(pid, workerTid) - workerBefore) / events) * 1e6,
+    byThread: new Map([...threadsByName(pid)].map(([name, cpu]) => [name, ((cpu - (threadsBefore.get(name) ?? 0)) / events) * 1e6])),
     clientPerEvent: (() => {
       const used = process.cpuUsage(clientBefore);
       return (used.user + used.system) / events;
@@ -266,5 +288,10 @@ export async function benchRoutes(
     const client = median(rounds.map((r) => r.clientPerEvent));
     const ratio = name === 'native NDJSON' ? '' : `   ${fmt((100 * rate) / nativeRate)}% of native's events/s (goal ≥ 80%); CPU ÷ native's ${fmt(cpu / nativeCpu, 2)}`;
     console.log(`  ${name.padEnd(24)} ${fmt(rate).padStart(8)} events/s, ${fmt(cpu, 2)} µs server CPU/event (main thread ${fmt(main, 2)}, events worker ${fmt(worker, 2)}; client ${fmt(client, 2)})  (rounds ${rounds.map((v) => fmt(v.eventsPerSecond)).join(', ')})${ratio}`);
+    if (process.env.BENCH_ROUTE_THREADS === '1') {
+      // By thread name: main; ops-events (the events worker and the DuckDB threads it starts, which inherit its name); libuv's pool; V8's platform threads.
+      const names = [...new Set(rounds.flatMap((r) => [...r.byThread.keys()]))].sort();
+      console.log(`      by thread (µs/event, median): ${names.map((n) => `${n} ${fmt(median(rounds.map((r) => r.byThread.get(n) ?? 0)), 2)}`).join(', ')}`);
+    }
   }
 }

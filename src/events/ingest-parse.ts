@@ -473,6 +473,11 @@ export interface MappedEvent {
   eventId: string | undefined;
   /** Its size as sent (the line, the document), in bytes. */
   bytes: number;
+  /**
+   * `JSON.stringify(payload)` when the mapping already has it (a Loki stream's plain-text lines
+   * share one: `{"labels":{…}}`), else undefined.
+   */
+  payloadText: string | undefined;
 }
 
 /** severities' index of a name mapping gave; parseSeverity for anything else (the same answer, without lower-casing). */
@@ -526,11 +531,13 @@ export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults
       continue;
     }
     let payloadObject = item.payload;
+    let written = item.payloadText;
     if (d.overflowFrom !== undefined) {
       payloadObject = { ...payloadObject };
       payloadObject._dataset = d.overflowFrom;
+      written = undefined;
     }
-    const written = JSON.stringify(payloadObject);
+    written ??= JSON.stringify(payloadObject);
     const payloadText = withoutLoneSurrogates(written);
     const clientEventId = item.eventId !== undefined;
     events.push({

@@ -18,8 +18,17 @@ export interface ShippedEvent extends MappedEvent {
 }
 
 /** A ShippedEvent, built in one place so that every route's have one shape (one hidden class for normaliseMapped). */
-export function shippedEvent(dataset: string, ts: unknown, severity: string | undefined, message: string | undefined, payload: Record<string, unknown>, eventId: string | undefined, bytes: number): ShippedEvent {
-  return { ts, severity, message, payload, eventId, bytes, dataset };
+export function shippedEvent(
+  dataset: string,
+  ts: unknown,
+  severity: string | undefined,
+  message: string | undefined,
+  payload: Record<string, unknown>,
+  eventId: string | undefined,
+  bytes: number,
+  payloadText: string | undefined,
+): ShippedEvent {
+  return { ts, severity, message, payload, eventId, bytes, payloadText, dataset };
 }
 
 /** Why one item was not stored, in our vocabulary; each protocol words it its own way. */

@@ -61,5 +61,5 @@ export function toShippedEvent(index: string, id: string | undefined, document: 
     const { level: _level, ...rest } = document.log as Record<string, unknown>;
     payload.log = Object.keys(rest).length ? rest : undefined;
   } else if (levelKey) payload[levelKey] = undefined;
-  return shippedEvent(index, ts, severity, message as string | undefined, payload, id === undefined ? undefined : eventIdOf(index, id), bytes);
+  return shippedEvent(index, ts, severity, message as string | undefined, payload, id === undefined ? undefined : eventIdOf(index, id), bytes, undefined);
 }

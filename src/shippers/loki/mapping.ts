@@ -40,20 +40,31 @@ function labelSeverity(labels: Record<string, string>): string | undefined {
 /**
  * What every entry of a stream shares, worked out once per stream (labels are per stream): the
  * dataset, `payload.labels` (the stream's labels but the one naming the dataset), whether there
- * are any, and the severity they give.
+ * are any, the severity they give, and the stored payload of a line that is not JSON.
  */
 export interface StreamMapping {
   dataset: string;
   labels: Record<string, string>;
   hasLabels: boolean;
   severity: string | undefined;
+  /**
+   * The payload text of a plain-text line (what Promtail and Alloy send tailing a file): its
+   * payload is `{labels}` alone, so every such line of the stream stores the same JSON, written
+   * once here instead of once per line (a third of such a line's event-loop CPU; docs/benchmarks.md,
+   * "Session 18: shipper routes").
+   */
+  plainPayload: string;
 }
+
+/** JSON.stringify of a payload holding only these labels (`{}` without any). */
+const plainPayloadOf = (labels: Record<string, string>, hasLabels: boolean): string => (hasLabels ? JSON.stringify({ labels }) : '{}');
 
 export function streamMapping(streamLabels: Record<string, string>): StreamMapping {
   const { dataset, label } = streamDataset(streamLabels);
   const labels: Record<string, string> = {};
   for (const name in streamLabels) if (name !== label) labels[name] = streamLabels[name]!;
-  return { dataset, labels, hasLabels: anyKey(labels), severity: labelSeverity(labels) };
+  const hasLabels = anyKey(labels);
+  return { dataset, labels, hasLabels, severity: labelSeverity(labels), plainPayload: plainPayloadOf(labels, hasLabels) };
 }
 
 /** Whether the object has a key to write (a label named `__proto__` is not set by an assignment, so not one). */
@@ -74,6 +85,7 @@ export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): Shipped
   let labels = stream.labels;
   let hasLabels = stream.hasLabels;
   let fromLabels = stream.severity;
+  let plainPayload: string | undefined = stream.plainPayload;
   if (entry.metadata !== noMetadata) {
     for (const name in entry.metadata) {
       if (labels === stream.labels) labels = { ...stream.labels };
@@ -82,6 +94,7 @@ export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): Shipped
     if (labels !== stream.labels) {
       hasLabels = anyKey(labels);
       fromLabels = labelSeverity(labels);
+      plainPayload = undefined;
     }
   }
   const parsed = jsonObject(entry.line);
@@ -104,7 +117,9 @@ export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): Shipped
     if (levelKey) parsed[levelKey] = undefined;
   } else payload = {};
   if (hasLabels) payload.labels = labels;
-  return shippedEvent(stream.dataset, entry.ts, severity ?? fromLabels, message, payload, undefined, Buffer.byteLength(entry.line));
+  // A plain-text line with the stream's labels only: the stream's text (normaliseMapped writes any other payload).
+  const payloadText = parsed ? undefined : plainPayload;
+  return shippedEvent(stream.dataset, entry.ts, severity ?? fromLabels, message, payload, undefined, Buffer.byteLength(entry.line), payloadText);
 }
 
 /** Every entry of the request, in body order (so Idempotency-Key's derived ids repeat on a retry). */
