@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { MetadataStore } from '../stores/metadata/database.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
@@ -32,10 +32,16 @@ export interface Member {
  * Members are organisation-wide (the same for both modes). Every method takes the
  * caller's organisation and refuses any other with 403 before touching data.
  */
+/** A row of the members list query. */
+type ListRow = CompiledRow<ReturnType<MembersService['listFirst']>>;
+type CompiledRow<Q> = Q extends CompiledQuery<infer Row> ? Row : never;
+
 export class MembersService {
   /** Compiled once: the list is read on every page view of the members screen. */
   private readonly listFirst;
   private readonly listAfter;
+  /** The members made of each shared read-mostly answer, once: shared in turn (see list). */
+  private readonly members = new WeakMap<readonly ListRow[], readonly Member[]>();
 
   private readonly db: Kysely<Database>;
   /** Told of each role change and removal once committed (the dashboard ends the member's session tokens). */
@@ -57,12 +63,22 @@ export class MembersService {
     if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
   }
 
-  /** Newest first; the keyset is (joined_at, user_id). Read-mostly: membership rarely changes. */
-  async list(orgId: string, page: PageRequest): Promise<Member[]> {
+  /**
+   * Newest first; the keyset is (joined_at, user_id). Read-mostly: membership rarely changes. The
+   * answer is shared, like the rows it is made from (the same array until anything is written:
+   * Paginator.pageBytes keeps the page's bytes with it), and must not be modified.
+   */
+  async list(orgId: string, page: PageRequest): Promise<readonly Member[]> {
     const query = page.after
       ? this.listAfter({ orgId, limit: page.limit + 1, joinedAt: String(page.after[0]), userId: String(page.after[1]) })
       : this.listFirst({ orgId, limit: page.limit + 1 });
     const rows = await this.metadata.readMostly(query);
+    let members = this.members.get(rows);
+    if (!members) this.members.set(rows, (members = this.toMembers(rows)));
+    return members;
+  }
+
+  private toMembers(rows: readonly ListRow[]): Member[] {
     return rows.map((row) => ({
       id: row.id,
       name: row.name,

@@ -49,6 +49,25 @@ describe('members', () => {
     assert.deepEqual(seen, [...added].reverse().concat(s.tenants.a.userId));
   });
 
+  // A page is written once and its bytes answered again until anything is written
+  // (Paginator.pageBytes): each size of page, and each page after a cursor, is its own answer.
+  test('asked again, a page is the same JSON; other limits and the page after its cursor are their own', async () => {
+    const first = await members('?limit=2');
+    const again = await members('?limit=2');
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(first.text, JSON.stringify(first.body));
+    const wider = await members('?limit=3');
+    assert.deepEqual(wider.body.members.slice(0, 2), first.body.members);
+    assert.equal(wider.body.members.length, 3);
+    assert.notEqual(wider.body.nextCursor, first.body.nextCursor);
+    const next = await members(`?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    assert.deepEqual(next.body.members, wider.body.members.slice(2).concat((await members('?limit=4')).body.members[3]));
+    // Another token of the organisation (another project and mode): the same members, its cursor accepted.
+    const other = await members('?limit=2', s.tenants.aTest.token);
+    assert.deepEqual(other.body, first.body);
+  });
+
   test('tenant matrix: another organisation gets 403 and its cursor 400; members are organisation-wide', async () => {
     const other = await members('', s.tenants.b.token);
     assert.equal(other.status, 403);

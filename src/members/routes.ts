@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
@@ -44,13 +45,18 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
         response: { 200: Type.Object({ members: Type.Array(Type.Ref(MemberSchema)), nextCursor: Type.String() }) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenant } = requireAuth(request);
       MembersService.checkOrg(tenant.orgId, request.params.orgId);
       const page = ctx.paginator.request(request.query, 'members', tenant.orgId);
       const rows = await ctx.members.list(tenant.orgId, page);
-      const { items, nextCursor } = ctx.paginator.page(rows, page, 'members', tenant.orgId, (m) => [m.joinedAt, m.id]);
-      return { members: items, nextCursor };
+      // The list is shared until anything is written: its page is cut, signed and serialised
+      // (by the route's own serializer) once and its bytes answered again (Paginator.pageBytes).
+      const body = ctx.paginator.pageBytes(rows, page, 'members', tenant.orgId, (m) => [m.joinedAt, m.id], ({ items, nextCursor }) =>
+        // The route's serializer writes text (fast-json-stringify).
+        reply.serialize({ members: items, nextCursor }) as string,
+      );
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(body);
     },
   );
 

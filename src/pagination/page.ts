@@ -18,7 +18,19 @@ export interface PageRequest {
  * One pagination helper for every list: decode the request's cursor, and after the store
  * fetched `limit + 1` rows, cut the page and encode the next cursor from its last row.
  */
+/** A page's bytes kept with the shared rows they were made from, and what else they were made of. */
+interface KeptPage {
+  limit: number;
+  list: string;
+  owner: string;
+  variant: string;
+  bytes: Buffer;
+}
+
 export class Paginator {
+  /** By the rows array of a read-mostly answer: dropped with it (a write makes a new one). */
+  private readonly kept = new WeakMap<readonly unknown[], KeptPage>();
+
   constructor(private readonly cursors: CursorCodec) {}
 
   request(query: PageQuery, list: string, owner: string): PageRequest {
@@ -35,5 +47,30 @@ export class Paginator {
     const last = items[items.length - 1];
     const nextCursor = hasMore && last !== undefined ? this.cursors.encode(list, owner, keyOf(last)) : '';
     return { items, nextCursor, hasMore };
+  }
+
+  /**
+   * `page` of rows shared between requests — a read-mostly answer, the same array until anything
+   * is written, never modified — written out by `write` as the response body's bytes, and kept
+   * with that array: asked again with the same rows, limit, list, owner and `variant` (anything
+   * else `write` depends on, e.g. a base URL), the same bytes are answered without cutting the
+   * page, signing its cursor or serialising it. A write to the database makes a new array, so
+   * the bytes never outlive the rows they show. Where reads are not shared (PostgreSQL), every
+   * call writes afresh.
+   */
+  pageBytes<T>(
+    rows: readonly T[],
+    request: PageRequest,
+    list: string,
+    owner: string,
+    keyOf: (row: T) => CursorKey,
+    write: (page: { items: readonly T[]; nextCursor: string; hasMore: boolean }) => string,
+    variant = '',
+  ): Buffer {
+    const kept = this.kept.get(rows);
+    if (kept && kept.limit === request.limit && kept.list === list && kept.owner === owner && kept.variant === variant) return kept.bytes;
+    const bytes = Buffer.from(write(this.page(rows, request, list, owner, keyOf)));
+    this.kept.set(rows, { limit: request.limit, list, owner, variant, bytes });
+    return bytes;
   }
 }

@@ -6,7 +6,7 @@ import { FifoSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { ReadMostlyCache } from './read-mostly.js';
-import { walChangeCounter, type ChangeCounter } from './wal-change-counter.js';
+import { sharedUntilNextTick, walChangeCounter, type ChangeCounter } from './wal-change-counter.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -97,8 +97,12 @@ export async function openMetadataStore(options: MetadataStoreOptions): Promise<
   await migrate(db);
   const otherCommits = walChangeCounter(database, file);
   statements.commitsOwnWritesThrough(otherCommits);
+  // One pread answers every stamp check of the synchronous code running now (a request's token
+  // and its read-mostly lists), read again once any statement has run on a connection of this
+  // process: what it read may be newer (sharedUntilNextTick says why this is exact).
+  const otherCommitsNow = sharedUntilNextTick(otherCommits.read, () => statementsStarted);
   // Both counters only grow, so their sum moves whenever either does.
-  const changeStamp = () => statements.writes() + otherCommits.read();
+  const changeStamp = () => statements.writes() + otherCommitsNow();
   const cache = new ReadMostlyCache(changeStamp, unstampedTables);
   return {
     db,
@@ -137,6 +141,13 @@ export const unstampedTables = ['usage_counters'] as const;
 const unstampedWrite = new RegExp(`^(insert into|update) "(${unstampedTables.join('|')})" `);
 
 /**
+ * Statements begun on any SQLite metadata connection of this process (each is prepared right
+ * before it runs: Kysely's driver and writeAtomically do): a stamp shared by the code running now
+ * (sharedUntilNextTick) is read again after one, since that statement may have seen a newer commit.
+ */
+let statementsStarted = 0;
+
+/**
  * Preparing a statement costs more than running it for our short queries, and Kysely prepares
  * on every call; better-sqlite3 statements are reusable once finished (all/run), so keep them.
  */
@@ -146,6 +157,7 @@ function withStatementCache(database: SQLite.Database) {
   let commits: ChangeCounter | undefined;
   return {
     prepare(text: string): SQLite.Statement {
+      statementsStarted++;
       let statement = statements.get(text);
       if (!statement) {
         if (statements.size >= 1000) statements.clear();

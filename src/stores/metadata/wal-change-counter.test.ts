@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { walChangeCounter } from './wal-change-counter.js';
+import { sharedUntilNextTick, walChangeCounter } from './wal-change-counter.js';
 
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wal-counter-')), 'db.sqlite');
 
@@ -134,6 +134,54 @@ test('walChangeCounter.runOwn leaves out the commit of the statement it runs, an
     counter.runOwn(() => insert.run(8));
     assert.equal(counter.read(), at, 'its own commit into a restarted log');
     assert.equal((database.prepare('select count(*) as n from t').get() as { n: number }).n, 8);
+  } finally {
+    counter.close();
+    other.close();
+    database.close();
+  }
+});
+
+test('sharedUntilNextTick: one read answers the code running now; read again in the next tick turn or once the epoch moved', async () => {
+  const file = tempFile();
+  const database = openWal(file);
+  database.exec('create table t (v integer)');
+  const other = openWal(file);
+  const counter = walChangeCounter(database, file);
+  let reads = 0;
+  let epoch = 0;
+  const shared = sharedUntilNextTick(
+    () => {
+      reads++;
+      return counter.read();
+    },
+    () => epoch,
+  );
+  try {
+    const first = shared();
+    assert.equal(shared(), first);
+    assert.equal(reads, 1, 'one read for both');
+
+    // A commit now, by a connection the epoch does not count (another process's, as far as this
+    // code can tell): the code running now was handed its requests before it, as if served first.
+    other.prepare('insert into t values (1)').run();
+    assert.equal(shared(), first);
+    // The next turn reads again and sees it.
+    await new Promise((resolve) => process.nextTick(resolve));
+    const second = shared();
+    assert.notEqual(second, first);
+    assert.equal(reads, 2);
+
+    // Within a microtask drain too: the turn ends with the drain.
+    await Promise.resolve();
+    assert.equal(shared(), second);
+    other.prepare('insert into t values (2)').run();
+    // A statement of this process (the epoch moves) may have seen that commit: read again at once.
+    epoch++;
+    const third = shared();
+    assert.notEqual(third, second);
+    assert.equal(reads, 3);
+    assert.equal(shared(), third);
+    assert.equal(reads, 3);
   } finally {
     counter.close();
     other.close();
