@@ -14,13 +14,15 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { timesFile } from './test-file-times.mjs';
+import os from 'node:os';
 
 //
 // Files named *.long.test.ts run several real server processes and kill them (kill -9 mid-write,
 // `serve --workers`, several hosts): a third of the suite's time. `npm test` leaves them out
 // and says so; `npm run test:long` (--long) runs only them, `--all` everything, and a path given
 // runs every test file under it. CI runs both (.ci/run).
+const started = Date.now();
+const loadAtStart = os.loadavg();
 const args = process.argv.slice(2);
 const only = args.includes('--long') ? 'long' : args.includes('--all') ? 'all' : undefined;
 const roots = args.filter((a) => !a.startsWith('-'));
@@ -56,8 +58,9 @@ const walkSources = (p) => {
 walkSources('src');
 await esbuild({ entryPoints: sources, outdir: 'dist-test', outbase: 'src', format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'warning' });
 // Longest first: with 3 files at a time, a long file started last would run on alone at the
-// end. The times are the last run's (scripts/test-file-times.mjs); on a fresh clone, the kinds
+// end. The times are the last run's (written below); on a fresh clone, the kinds
 // known to be long (browsers, kill -9, several processes) go first.
+const timesFile = 'dist-test/.file-times.json';
 const knownTimes = (() => {
   try {
     return JSON.parse(fs.readFileSync(timesFile, 'utf8'));
@@ -68,6 +71,10 @@ const knownTimes = (() => {
 const expected = (f) => knownTimes[f] ?? (/browser\/|crash|multi-host|processes|events-node/.test(f) ? 40 : 5);
 files.sort((a, b) => expected(b) - expected(a));
 const compiled = files.map((f) => path.join('dist-test', path.relative('src', f)).replace(/\.ts$/, '.js'));
+// Each test process writes its wall and CPU time here as it exits (scripts/test-file-cost.mjs).
+const costDir = path.join('dist-test', '.cost');
+fs.rmSync(costDir, { recursive: true, force: true });
+fs.mkdirSync(costDir, { recursive: true });
 const result = spawnSync(
   process.execPath,
   [
@@ -75,13 +82,57 @@ const result = spawnSync(
     // the run until CI's limit; tests that need longer say so with their own `timeout`.
     '--enable-source-maps', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`, '--test-timeout=300000',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stderr',
+    '--import', fileURLToPath(new globalThis.URL('test-file-cost.mjs', import.meta.url)),
     ...flags, ...compiled,
   ],
   // As bin/opsctl.js's entry sets it for the server: the AWS SDK's Node 20 notice (src/cli/main.ts).
-  { stdio: 'inherit', env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env } },
+  { stdio: 'inherit', env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, OPS_TEST_COST_DIR: costDir } },
 );
+printCosts();
 if (longLeftOut.length) {
   console.log(`\n${longLeftOut.length} long test files (several server processes, kill -9) were left out: \`npm run test:long\` runs them (CI does).`);
 }
 process.exit(result.status ?? 1);
+
+/**
+ * The slowest files by wall time, each with its CPU time (its own process and the children it
+ * waited for: servers, Chromium), then the whole run's: wall, CPU (this process and every
+ * process it waited for, the build included) and the load average, which says how far the wall
+ * times are to be trusted on a shared machine.
+ */
+function printCosts() {
+  const rows = [];
+  for (const name of fs.readdirSync(costDir)) {
+    try {
+      const row = JSON.parse(fs.readFileSync(path.join(costDir, name), 'utf8'));
+      rows.push({ ...row, file: path.relative('dist-test', row.file).replace(/\.js$/, '.ts') });
+    } catch {
+      // a process that died while writing: its row is missing
+    }
+  }
+  rows.sort((a, b) => b.wall - a.wall);
+  try {
+    const known = { ...knownTimes };
+    for (const row of rows) known[path.join('src', row.file)] = Math.round(row.wall * 10) / 10;
+    fs.writeFileSync(timesFile, JSON.stringify(known));
+  } catch {
+    // an ordering hint only
+  }
+  const shown = Number(process.env.OPS_TEST_SLOWEST ?? 15);
+  const sum = (key) => rows.reduce((total, row) => total + row[key], 0);
+  console.log(`\nslowest test files (${rows.length} files; wall s, CPU s of the file's process + of the processes it waited for):`);
+  for (const row of rows.slice(0, shown)) {
+    console.log(`  ${row.wall.toFixed(1).padStart(6)}  ${(row.cpu + row.children).toFixed(1).padStart(6)} = ${row.cpu.toFixed(1).padStart(5)} + ${row.children.toFixed(1).padStart(5)}  src/${row.file}`);
+  }
+  let runCpu = '';
+  try {
+    // This process's own CPU and its waited-for children's (/proc/self/stat, clock ticks of 1/100 s).
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number);
+    runCpu = `, CPU ${((utime + cstime + stime + cutime) / 100).toFixed(0)} s (user ${((utime + cutime) / 100).toFixed(0)}, sys ${((stime + cstime) / 100).toFixed(0)})`;
+  } catch {
+    // not Linux
+  }
+  const load = (l) => l.map((x) => x.toFixed(1)).join(' ');
+  console.log(`whole run: wall ${((Date.now() - started) / 1000).toFixed(0)} s${runCpu}; test files' CPU ${(sum('cpu') + sum('children')).toFixed(0)} s; load average ${load(loadAtStart)} at the start, ${load(os.loadavg())} at the end (${os.cpus().length} cores)`);
+}

@@ -65,6 +65,8 @@ export interface StartOptions {
   monitors?: MonitorsOptions;
   /** How long a stopping listener waits for the answers in flight before it cuts their connections (default 10 s; tests shrink it). */
   drainMs?: number;
+  /** Compile each route's schemas when it first runs, not at start (test servers: see src/http/validation.ts). */
+  compileSchemasOnFirstUse?: boolean;
 }
 
 const defaultDrainMs = 10_000;
@@ -145,6 +147,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       root: capabilities.flatMap((c) => (c.root ? [c.root] : [])),
       rateLimiter,
       idempotency: idempotency.store,
+      compileSchemasOnFirstUse: options.compileSchemasOnFirstUse,
     });
     cdn = await buildCdn(ctx, log, capabilities.flatMap((c) => (c.delivery ? [c.delivery] : [])));
     limitConnections(api.server, config, api.log, 'api');

@@ -32,6 +32,8 @@ export interface ApiOptions {
   rateLimiter?: RateLimiter;
   /** The remembered Idempotency-Keys (the idempotency capability's one store). */
   idempotency: IdempotencyStore;
+  /** Compile each route's schemas when it first runs, not at start (src/http/validation.ts). */
+  compileSchemasOnFirstUse?: boolean;
 }
 
 const jsonBodyLimit = 1024 * 1024;
@@ -50,7 +52,7 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     return503OnClosing: false,
     // Malformed URLs, oversized headers, timeouts: the envelope too, from whatever layer.
     ...envelopeOptions({ maxHeaderBytes: maxHeaderSize }),
-    schemaController: exactBodyValidation(),
+    schemaController: exactBodyValidation({ onFirstUse: options.compileSchemasOnFirstUse }),
     // Header, request, idle and keep-alive timeouts (OPS_*_TIMEOUT_MS).
     ...listenerOptions(ctx.config),
     // A body field the endpoint does not know is refused (400 naming it), not dropped without a

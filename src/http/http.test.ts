@@ -6,7 +6,9 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 describe('error model, health and OpenAPI', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ env: { OPS_CORS_ORIGINS: 'https://console.example' } });
+    // Every route's validators and serializers compiled at start, as `opsctl serve` does: a
+    // schema Ajv or fast-json-stringify refuses fails here, whichever routes the tests call.
+    s = await startTestServer({ env: { OPS_CORS_ORIGINS: 'https://console.example' }, compileSchemasAtStart: true });
   });
   after(() => s.close());
 
