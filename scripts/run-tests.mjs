@@ -83,6 +83,7 @@ const result = spawnSync(
     '--enable-source-maps', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`, '--test-timeout=300000',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--import', fileURLToPath(new globalThis.URL('test-file-cost.mjs', import.meta.url)),
+    '--import', fileURLToPath(new globalThis.URL('test-children.mjs', import.meta.url)),
     ...flags, ...compiled,
   ],
   // As bin/opsctl.js's entry sets it for the server: the AWS SDK's Node 20 notice (src/cli/main.ts).
