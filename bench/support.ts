@@ -121,8 +121,16 @@ export async function startOpsctl(options: { args: string[]; env: Record<string,
   });
   const pgid = child.pid!;
   liveGroups.add(pgid);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopping = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // A server that dies mid-bench (a native crash prints nothing) shows only as the bench's ECONNRESET otherwise.
+      if (!stopping) console.error(`opsctl ${options.args.join(' ')} exited by itself: code ${code}, signal ${signal}`);
+      resolve();
+    }),
+  );
   const stop = async (graceMs = 15_000) => {
+    stopping = true;
     if (!liveGroups.has(pgid)) return;
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs).unref())]);

@@ -10,7 +10,8 @@ import { iso, type Clock } from '../shared/clock.js';
 import { durationMs } from './durations.js';
 import { parseThresholdQuery, type Condition } from './monitor.js';
 import { step, type StepSettings } from './state-machine.js';
-import { groupEvents, groupValues } from './window-query.js';
+import { groupEvents, groupValues, type GroupValue } from './window-query.js';
+import { tenantKey } from '../tenancy/tenant.js';
 import { explorerUrl } from './explorer-url.js';
 import type { GroupStore } from './group-store.js';
 import type { MonitorGroupsTable, MonitorsTable } from './tables.js';
@@ -26,6 +27,14 @@ interface Evaluation {
   low: number | null;
   writes: Write[];
 }
+
+/**
+ * The window answers of one batch, by statement: monitors of one tenant (organisation, project
+ * and mode: tenantKey) with the same `q` and `window`, evaluated at the batch's `now`, run the
+ * same statement over the same rows, so the first one's answer serves the others (docs/monitors.md
+ * "One statement per batch"). The key holds the tenant: two tenants' monitors never share one.
+ */
+type SharedAnswers = Map<string, Promise<GroupValue[]>>;
 
 /** Lets the event loop serve what arrived (HTTP requests) before the next evaluation's synchronous steps. */
 const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -112,12 +121,13 @@ export class Evaluator {
         .execute();
       // Up to `concurrency` at once, each claimed, evaluated and committed on its own.
       let next = 0;
+      const shared: SharedAnswers = new Map();
       const worker = async () => {
         while (next < due.length && !this.stopping) {
           const monitor = due[next++]!;
           await yieldToIo();
           try {
-            if (await this.runOne(monitor, now, nowText)) evaluated++;
+            if (await this.runOne(monitor, now, nowText, shared)) evaluated++;
           } catch (error) {
             // The metadata store failed the claim or the release: the lease runs out and it is evaluated again.
             this.log.warn({ err: error, monitor_id: monitor.id }, 'monitors: a due monitor could not be claimed or released; it is tried again when its lease runs out');
@@ -132,7 +142,7 @@ export class Evaluator {
   }
 
   /** Claims, evaluates and commits one due monitor; whether an evaluation was stored. */
-  private async runOne({ id, every }: { id: string; every: string | null }, now: number, nowText: string): Promise<boolean> {
+  private async runOne({ id, every }: { id: string; every: string | null }, now: number, nowText: string, shared: SharedAnswers): Promise<boolean> {
     const leaseUntil = iso(now + (durationMs(every ?? '1m') ?? 60_000));
     // The claim answers the row it claimed (one statement, not an UPDATE and a SELECT).
     const row = await this.db
@@ -145,7 +155,7 @@ export class Evaluator {
       .executeTakeFirst();
     if (!row) return false;
     try {
-      const evaluation = await this.evaluate(row, now);
+      const evaluation = await this.evaluate(row, now, shared);
       if (await this.commit(row, now, evaluation)) {
         this.notifications.wake();
         return true;
@@ -214,20 +224,39 @@ export class Evaluator {
   }
 
   /**
+   * The window's values of `q` for the tenant, read once per batch for every monitor with the
+   * same tenant, `q` and window (`from`; `now` is the batch's). Reading it again for each would
+   * run the same statement over the same rows: the answers differ only by events that arrived in
+   * between, which an evaluation a few milliseconds later might see or not anyway. A failed read
+   * fails every evaluation that shares it, as it would have failed each of them.
+   */
+  private windowValues(shared: SharedAnswers, tenant: Tenant, q: string, query: ReturnType<typeof parseThresholdQuery>, from: number, now: number): Promise<GroupValue[]> {
+    const key = JSON.stringify([tenantKey(tenant), q, from, now]);
+    let answer = shared.get(key);
+    if (!answer) {
+      answer = groupValues(this.queries, tenant, query, from, now);
+      shared.set(key, answer);
+      // Each sharer awaits it; this keeps an unshared failure from being reported as unhandled.
+      answer.catch(() => undefined);
+    }
+    return answer;
+  }
+
+  /**
    * One evaluation of a threshold monitor at `now`: every group's state machine steps once. It
    * only reads; what it would store is answered for `commit`: the values, and writes for the
    * groups whose row changes (a group that appears, changes state, `since` or `notified_at`, or
    * is forgotten), the state changes and the notifications. A group whose step leaves it as it
    * was keeps its row unwritten: the next step reads the same state from it.
    */
-  private async evaluate(row: MonitorsTable, now: number): Promise<Evaluation> {
+  private async evaluate(row: MonitorsTable, now: number, shared: SharedAnswers): Promise<Evaluation> {
     const writes: Write[] = [];
     let high: number | null = null;
     let low: number | null = null;
     const tenant: Tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
     const query = parseThresholdQuery(row.q);
     const from = now - durationMs(row.window!)!;
-    const values = await groupValues(this.queries, tenant, query, from, now);
+    const values = await this.windowValues(shared, tenant, row.q, query, from, now);
     const known = new Map((await this.groups.groups(tenant, row.id)).map((g) => [g.group_key, g]));
     const current = new Map(values.map((v) => [v.key, v]));
     // Without `by` the monitor is one group, which has no data when the stats answer no row.
