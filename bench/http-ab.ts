@@ -19,8 +19,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { png } from '../src/media/test-files.js';
-import { cpuSince, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tcpReachable, tempDir, type Captured, type Started } from './support.js';
+import { cpuSince, seedHeavyEndpoints, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tcpReachable, tempDir, type Captured, type Started } from './support.js';
 
 const base = process.env.BENCH_BASELINE ?? '';
 const endpoints = (process.env.BENCH_ENDPOINTS ?? 'members').split(',');
@@ -57,31 +56,6 @@ const targetOf = (endpoint: string, b: string): Target => {
       throw new Error(endpoint);
   }
 };
-
-async function seed(b: string): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    const form = new FormData();
-    form.append('file', new Blob([new Uint8Array(png())], { type: 'image/png' }), `screenshot-${i}.png`);
-    form.append('folder', 'screenshots');
-    form.append('tags', 'bench');
-    const r = await fetch(`${b}/v1/media`, { method: 'POST', headers: auth, body: form });
-    if (r.status !== 201) throw new Error(`seed upload: ${r.status} ${await r.text()}`);
-  }
-  const now = Date.now();
-  for (const name of ['game', 'auth', 'matchmaking']) {
-    const events = Array.from({ length: 1000 }, (_, i) => ({
-      ts: now - i * 1000,
-      severity: ['info', 'warn', 'error'][i % 3],
-      event: ['match_start', 'login', 'purchase'][i % 3],
-      actor: `user_${i % 50}`,
-      source: `server-${i % 4}`,
-      message: `player user_${i % 50} joined match ${i}`,
-      payload: { map: ['de_dust', 'inferno', 'mirage'][i % 3], ping: 20 + (i % 80), region: 'eu-west', build: '1.4.2', party: { size: 1 + (i % 5) } },
-    }));
-    const r = await fetch(`${b}/v1/datasets/${name}/ingest`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(events) });
-    if (!r.ok) throw new Error(`seed ingest: ${r.status} ${await r.text()}`);
-  }
-}
 
 async function server(dir: string, cwd: string, nodeArgs?: string): Promise<{ started: Started; base: string }> {
   const port = await freePort();
@@ -128,7 +102,7 @@ try {
   const B = await server(copy, process.cwd(), prof ? `--import ${process.cwd()}/bench/inspector-profile.mjs` : undefined);
   if (A) servers.push(A.started);
   servers.push(B.started);
-  if (endpoints.some((e) => e !== 'members')) await Promise.all([A ? seed(A.base) : undefined, seed(B.base)]);
+  if (endpoints.some((e) => e !== 'members')) await Promise.all([A ? seedHeavyEndpoints(auth, A.base) : undefined, seedHeavyEndpoints(auth, B.base)]);
   const captured: Captured[] = [];
   for (const e of endpoints) {
     const t = targetOf(e, B.base);

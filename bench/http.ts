@@ -42,8 +42,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { png } from '../src/media/test-files.js';
-import { cpuSince, fmt, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tcpReachable, tempDir, type Captured, type Started } from './support.js';
+import { cpuSince, seedHeavyEndpoints, fmt, freePort, groupCpuMicros, killOnExit, median, startOpsctl, tcpReachable, tempDir, type Captured, type Started } from './support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -263,36 +262,6 @@ async function server(dir: string, args: string[], env: Record<string, string> =
   return { started, url: `${base}/v1/orgs/${org.org_id}/members?limit=1`, base };
 }
 
-/**
- * What the heavier endpoints read, put through the server's API: 10 media files, and three
- * datasets of 1,000 events each over the last 17 minutes, shaped like a game's events (a
- * payload of five keys, one nested).
- */
-async function seed(base: string): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    const form = new FormData();
-    form.append('file', new Blob([new Uint8Array(png())], { type: 'image/png' }), `screenshot-${i}.png`);
-    form.append('folder', 'screenshots');
-    form.append('tags', 'bench');
-    const r = await fetch(`${base}/v1/media`, { method: 'POST', headers: auth, body: form });
-    if (r.status !== 201) throw new Error(`seed upload: ${r.status} ${await r.text()}`);
-  }
-  const now = Date.now();
-  for (const name of ['game', 'auth', 'matchmaking']) {
-    const events = Array.from({ length: 1000 }, (_, i) => ({
-      ts: now - i * 1000,
-      severity: ['info', 'warn', 'error'][i % 3],
-      event: ['match_start', 'login', 'purchase'][i % 3],
-      actor: `user_${i % 50}`,
-      source: `server-${i % 4}`,
-      message: `player user_${i % 50} joined match ${i}`,
-      payload: { map: ['de_dust', 'inferno', 'mirage'][i % 3], ping: 20 + (i % 80), region: 'eu-west', build: '1.4.2', party: { size: 1 + (i % 5) } },
-    }));
-    const r = await fetch(`${base}/v1/datasets/${name}/ingest`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(events) });
-    if (!r.ok) throw new Error(`seed ingest: ${r.status} ${await r.text()}`);
-  }
-}
-
 /** The request of each endpoint, against the server at `base`. */
 const targetOf = (endpoint: EndpointName, base: string): Target => {
   switch (endpoint) {
@@ -363,7 +332,7 @@ try {
   // The tokens row reads nothing: its server is left as empty as the baseline checkout's, so
   // neither carries background work (the events loader, rollups) the other does not.
   const heavy = endpoints.filter((e) => e !== 'members' && e !== 'tokens');
-  if (heavy.length) await Promise.all([seed(ours.base), seed(withWorkers.base)]);
+  if (heavy.length) await Promise.all([seedHeavyEndpoints(auth, ours.base), seedHeavyEndpoints(auth, withWorkers.base)]);
   // The answers to replay, from the one-process server (the workers' differ only in ids and times).
   for (const endpoint of endpoints) captured.set(endpoint, await capture(targetOf(endpoint, ours.base)));
   fs.writeFileSync(replayFile, JSON.stringify([...captured.values()]));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { png } from '../src/media/test-files.js';
 import { freePort } from '../src/test-support/test-process.js';
 
 export { freePort };
@@ -216,4 +217,34 @@ export function tcpReachable(host: string, port: number): Promise<boolean> {
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
   });
+}
+
+/**
+ * What the heavier endpoints read, put through the server's API: 10 media files, and three
+ * datasets of 1,000 events each over the last 17 minutes, shaped like a game's events (a
+ * payload of five keys, one nested).
+ */
+export async function seedHeavyEndpoints(auth: Record<string, string>, base: string): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(png())], { type: 'image/png' }), `screenshot-${i}.png`);
+    form.append('folder', 'screenshots');
+    form.append('tags', 'bench');
+    const r = await fetch(`${base}/v1/media`, { method: 'POST', headers: auth, body: form });
+    if (r.status !== 201) throw new Error(`seed upload: ${r.status} ${await r.text()}`);
+  }
+  const now = Date.now();
+  for (const name of ['game', 'auth', 'matchmaking']) {
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      ts: now - i * 1000,
+      severity: ['info', 'warn', 'error'][i % 3],
+      event: ['match_start', 'login', 'purchase'][i % 3],
+      actor: `user_${i % 50}`,
+      source: `server-${i % 4}`,
+      message: `player user_${i % 50} joined match ${i}`,
+      payload: { map: ['de_dust', 'inferno', 'mirage'][i % 3], ping: 20 + (i % 80), region: 'eu-west', build: '1.4.2', party: { size: 1 + (i % 5) } },
+    }));
+    const r = await fetch(`${base}/v1/datasets/${name}/ingest`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    if (!r.ok) throw new Error(`seed ingest: ${r.status} ${await r.text()}`);
+  }
 }
