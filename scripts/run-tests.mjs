@@ -9,7 +9,7 @@
 // so paths a module finds from its own location (web/dist, scripts/) are the same. Type
 // errors are `npm run typecheck`'s job, as under tsx. A single file still runs by hand with
 // `node --import tsx --test src/….test.ts`.
-import { build as esbuild } from 'esbuild';
+import { buildTestTree } from './test-vendor.mjs';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -56,7 +56,7 @@ const walkSources = (p) => {
   }
 };
 walkSources('src');
-await esbuild({ entryPoints: sources, outdir: 'dist-test', outbase: 'src', format: 'esm', platform: 'node', target: 'node20', sourcemap: 'linked', logLevel: 'warning' });
+await buildTestTree(sources, 'dist-test');
 // Longest first: with 3 files at a time, a long file started last would run on alone at the
 // end. The times are the last run's (written below); on a fresh clone, the kinds
 // known to be long (browsers, kill -9, several processes) go first.
