@@ -13,6 +13,12 @@ import { covers, encodePosition, parsePosition, singleLog, type TailPosition } f
 
 const tenant: Tenant = { orgId: 'o', projectId: 'p', mode: 'live' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * A position without the logs it has read nothing of: a session started at the very beginning of
+ * interleaved logs resumes from `0`, which reads back as the single log '' at 0 — the same place.
+ */
+const withoutEmptyLogs = (position: TailPosition | undefined) =>
+  position && { ...position, logs: Object.fromEntries(Object.entries(position.logs).filter(([, seq]) => seq > 0)) };
 
 /**
  * An in-memory store whose reads take a random few milliseconds, to shuffle the interleavings.
@@ -122,7 +128,7 @@ for (const logs of [[''], ['00000000000000aa', '00000000000000bb', '000000000000
         );
         // Each id resumes right after its event.
         const k = Math.floor(Math.random() * client.events.length);
-        assert.deepEqual(parsePosition(client.events[k]!.lastEventId), parsePosition(encodePosition(store.positionAfter(start + k + 1))));
+        assert.deepEqual(withoutEmptyLogs(parsePosition(client.events[k]!.lastEventId)), withoutEmptyLogs(parsePosition(encodePosition(store.positionAfter(start + k + 1)))));
       }
       assert.ok(store.limits.every((l) => l <= 200));
       await Promise.all(sessions.map((s) => s.client.close()));
