@@ -147,6 +147,26 @@ test('random JSON texts: the scan equals the reference or declines', () => {
   assert.ok(scannedRuns > runs / 2, `${scannedRuns} of ${runs} scanned`);
 });
 
+test('a payload is read within its bounds: the record’s bytes after it do not complete it', () => {
+  const scanner = new HotScanner(slots);
+  for (const [text, rest] of [
+    ['{', '}'],
+    ['{"map":"x"', '}'],
+    ['{"map":"x', '"}'],
+    ['{"ping":1', '2}'],
+    ['{"ranked":tr', 'ue}'],
+    ['{"map"', ':"x"}'],
+    ['{"b":{"a":"x"}', '}'],
+  ]) {
+    const body = Buffer.from(`[${text}${rest}]`, 'utf8');
+    assert.equal(scanner.scan(body, 1, 1 + Buffer.byteLength(text)), false, text);
+  }
+  const body = Buffer.from('xx{"map":"dust2","ping":7}yy', 'utf8');
+  assert.equal(scanner.scan(body, 2, body.length - 2), true);
+  assert.equal(body.toString('utf8', scanner.start[0]!, scanner.start[0]! + scanner.length[0]!), 'dust2');
+  assert.equal(scanner.numbers[1], 7);
+});
+
 test('a layout holding a key with a lone surrogate is always left to the reference', () => {
   const odd = nextSlots([], [{ pointer: '/\ud800', type: 'string' }])!;
   assert.equal(new HotScanner(odd).scan(Buffer.from('{}'), 0, 2), false);

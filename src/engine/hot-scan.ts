@@ -118,7 +118,7 @@ export class HotScanner {
     if (depth > maxDepth) return -1;
     const b = this.body;
     p = this.space(p + 1);
-    if (b[p] === 0x7d) return p + 1;
+    if (p < this.end && b[p] === 0x7d) return p + 1;
     let seen = 0;
     for (;;) {
       if (p >= this.end || b[p] !== quote) return -1;
