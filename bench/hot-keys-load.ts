@@ -66,7 +66,7 @@ const keys: HotKey[] = [
   { pointer: '/weapon', type: 'string' },
   { pointer: '/steam_id', type: 'string' },
 ];
-const only = process.env.BENCH_HOT_ONLY?.split(',');
+const only = process.env.BENCH_HOT_ONLY ? process.env.BENCH_HOT_ONLY.split(',') : undefined;
 const layout: HotLayout = { id: 1, datasetId, slots: nextSlots([], only ? keys.filter((k) => only.includes(k.pointer.slice(1))) : keys)! };
 
 /** CPU ns of each of this process's threads so far (Linux /proc schedstat: time on CPU). */

@@ -149,7 +149,7 @@ test('random JSON texts: the scan equals the reference or declines', () => {
 
 test('a payload is read within its bounds: the record’s bytes after it do not complete it', () => {
   const scanner = new HotScanner(slots);
-  for (const [text, rest] of [
+  const cut: Array<[string, string]> = [
     ['{', '}'],
     ['{"map":"x"', '}'],
     ['{"map":"x', '"}'],
@@ -157,7 +157,8 @@ test('a payload is read within its bounds: the record’s bytes after it do not 
     ['{"ranked":tr', 'ue}'],
     ['{"map"', ':"x"}'],
     ['{"b":{"a":"x"}', '}'],
-  ]) {
+  ];
+  for (const [text, rest] of cut) {
     const body = Buffer.from(`[${text}${rest}]`, 'utf8');
     assert.equal(scanner.scan(body, 1, 1 + Buffer.byteLength(text)), false, text);
   }
