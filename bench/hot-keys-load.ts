@@ -4,7 +4,8 @@
 // loader does (BatchReader, EventChunkBuilder.addEncoded, one reused DuckDBDataChunk) and
 // appended to a DuckDB file with the store's settings, COMMIT every 48,000 rows and CHECKPOINT
 // before a row group would overflow, like the loader,
-// without hot keys and with all 8 hot (and, BENCH_HOT_ONLY=map,ping,… , with only some of them);
+// without hot keys and with all 8 hot (and, BENCH_HOT_ONLY=map,ping,… , with only some of them;
+// BENCH_SHAPE=low, 8 keys none of which is identifier-like);
 // then bytes per event on disk after a CHECKPOINT. Alternating runs (BENCH_RUNS, default 3),
 // medians. CPU per event by thread from /proc: this thread (the chunk building and the
 // appender's synchronous work, the events worker's part in the store), the threads DuckDB
@@ -26,6 +27,12 @@ import { fmt, median, tempDir } from './support.js';
 const events = Number(process.env.BENCH_EVENTS ?? 400_000);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const perCommit = 48_000;
+/**
+ * BENCH_SHAPE=low: the two identifiers (player_id, steam_id: a distinct value nearly every
+ * event) replaced by strings of as many bytes and few values (server, patch), so all 8 keys
+ * are ones discovery chooses (events/hot-keys.ts).
+ */
+const lowCardinality = process.env.BENCH_SHAPE === 'low';
 const perRecord = 100;
 const maps = ['dust2', 'inferno', 'mirage', 'nuke', 'overpass', 'vertigo', 'ancient'];
 const weapons = ['ak47', 'm4a1', 'awp', 'deagle', 'mp9', 'famas'];
@@ -45,12 +52,12 @@ const all: NewEvent[] = Array.from({ length: events }, (_, n) => ({
   payload: JSON.stringify({
     map: maps[n % maps.length],
     ping: (n * 13) % 250,
-    player_id: `p_${String((n * 7919) % 50000).padStart(10, '0')}`,
+    ...(lowCardinality ? { server: `eu-west-srv-${String(n % 40).padStart(2, '0')}` } : { player_id: `p_${String((n * 7919) % 50000).padStart(10, '0')}` }),
     round: n % 30,
     region: `eu-${n % 4}`,
     ranked: n % 3 === 0,
     weapon: weapons[n % weapons.length],
-    steam_id: `7656119${String((n * 104729) % 1e10).padStart(10, '0')}`,
+    ...(lowCardinality ? { patch: `1.38.${n % 3}-hotfix-${n % 2}` } : { steam_id: `7656119${String((n * 104729) % 1e10).padStart(10, '0')}` }),
   }),
   bytesRaw: 260,
 }));
@@ -59,12 +66,12 @@ for (let from = 0; from < all.length; from += perRecord) records.push(encodeBatc
 const keys: HotKey[] = [
   { pointer: '/map', type: 'string' },
   { pointer: '/ping', type: 'number' },
-  { pointer: '/player_id', type: 'string' },
+  { pointer: lowCardinality ? '/server' : '/player_id', type: 'string' },
   { pointer: '/round', type: 'number' },
   { pointer: '/region', type: 'string' },
   { pointer: '/ranked', type: 'boolean' },
   { pointer: '/weapon', type: 'string' },
-  { pointer: '/steam_id', type: 'string' },
+  { pointer: lowCardinality ? '/patch' : '/steam_id', type: 'string' },
 ];
 const only = process.env.BENCH_HOT_ONLY ? process.env.BENCH_HOT_ONLY.split(',') : undefined;
 const layout: HotLayout = { id: 1, datasetId, slots: nextSlots([], only ? keys.filter((k) => only.includes(k.pointer.slice(1))) : keys)! };
