@@ -154,6 +154,12 @@ export interface FrequentKey {
   type: 'string' | 'number' | 'boolean';
   /** Sampled events holding a value of that type there. */
   count: number;
+  /**
+   * Distinct values the sample shows there (any type): a string key with nearly as many as
+   * `count` is identifier-like (its column barely compresses; events/hot-keys.ts). Absent from
+   * engines that do not tell.
+   */
+  distinct?: number;
 }
 
 export interface FieldStatsRequest {

@@ -127,7 +127,7 @@ export function discoverFields(
     .flatMap(([key, s]): FrequentKey[] => {
       if (!s.path) return [];
       const [type, count] = ([['string', s.strings], ['number', s.numbers], ['boolean', s.booleans]] as const).reduce((a, b) => (b[1] > a[1] ? b : a));
-      return count > 0 ? [{ key, path: s.path, type, count }] : [];
+      return count > 0 ? [{ key, path: s.path, type, count, distinct: s.values.size }] : [];
     })
     .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     // More than the 32 hot keys: a key queries use may be hot though others are more frequent.

@@ -142,6 +142,41 @@ describe('hot payload keys', () => {
     assert.equal((await s.request('POST', '/query', { json: { q: 'dataset:used AND payload.rare >= 0' } })).body.events.length, 2);
   });
 
+  test('discovery leaves identifier-like strings out (their columns barely compress); a pin or queries naming one make it hot', async () => {
+    // player_id and steam_id: a distinct string in every event; map, team: few values; score: a distinct number each.
+    const players = (from: number, count: number) =>
+      Array.from({ length: count }, (_, k) => {
+        const i = from + k;
+        return { event: 'kill', payload: { map: ['dust', 'nuke'][i % 2], team: `t${i % 2}`, player_id: `p_${String(i).padStart(8, '0')}`, steam_id: `7656119${i}`, score: i } };
+      });
+    await ingest('players', players(0, 60));
+    const schema = await s.request('GET', '/datasets/players/schema');
+    assert.equal(schema.status, 200, schema.text);
+    const keys = () => (schema.body.hot_keys as Array<{ key: string }>).map((k) => k.key).sort();
+    assert.deepEqual(keys(), ['map', 'score', 'team'], 'numbers compress whatever their values; identifier-like strings are left out');
+
+    const pinned = await s.request('PATCH', '/datasets/players', { json: { hot_keys: ['player_id'] } });
+    assert.equal(pinned.status, 200, pinned.text);
+    assert.deepEqual(
+      (pinned.body.hot_keys as Array<{ key: string; pinned: boolean }>).map((k) => `${k.key}${k.pinned ? '*' : ''}`),
+      ['player_id*', 'map', 'score', 'team'],
+    );
+    await ingest('players', players(60, 20));
+    const control = await s.request('POST', '/query', { json: { q: 'dataset:players AND payload.player_id == p_00000070' } });
+    assert.equal(control.body.events.length, 1);
+
+    // Named by 3 queries (before the sample is taken), steam_id is hot too: queries show its column pays.
+    await ingest('players2', players(0, 60));
+    for (let i = 0; i < 3; i++) {
+      const r = await s.request('POST', '/query', { json: { q: 'dataset:players2 AND payload.steam_id == 765611950' } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.events.length, 1);
+    }
+    const used = await s.request('GET', '/datasets/players2/schema');
+    assert.equal(used.status, 200, used.text);
+    assert.deepEqual((used.body.hot_keys as Array<{ key: string }>).map((k) => k.key).sort(), ['map', 'score', 'steam_id', 'team']);
+  });
+
   test('pin and unpin: PATCH hot_keys replaces the pins; discovery fills the rest', async () => {
     await ingest('pins', gameEvents(0, 40));
     const pinned = await s.request('PATCH', '/datasets/pins', { json: { hot_keys: ['rare', { key: 'later', type: 'number' }] } });

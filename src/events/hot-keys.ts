@@ -9,7 +9,7 @@
 import type { Kysely } from 'kysely';
 import { badRequest } from '../errors/app-error.js';
 import type { Database } from '../stores/metadata/schema.js';
-import type { EventStore, FieldStats } from '../engine/event-store.js';
+import type { EventStore, FieldStats, FrequentKey } from '../engine/event-store.js';
 import { maxHotKeys, type HotType } from '../engine/hot-columns.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -59,6 +59,21 @@ const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.
 /** A discovered key becomes hot when at least this share of the sample holds it as one type. */
 export const autoShare = 0.1;
 
+/**
+ * Identifier-like: a string key whose sample shows more distinct values than this share of the
+ * events holding it (player ids, steam ids, request ids). Its column barely compresses: two such
+ * keys were most of what 8 hot keys cost on disk (+25.6% against +4.6–7.0% for the other six,
+ * docs/benchmarks.md), and they cost the loader and DuckDB's compression most too. Discovery
+ * does not choose them on its own; a pin does, and so do queries naming them (minUses).
+ */
+export const identifierShare = 0.5;
+/** An automatic key already hot is dropped only past this share (a key near the line does not flap). */
+export const identifierDropShare = 0.75;
+
+/** Whether the sample shows the key as identifier-like past `share` (FrequentKey.distinct; unknown: no). */
+export const identifierLike = (f: FrequentKey, share = identifierShare): boolean =>
+  f.type === 'string' && f.distinct !== undefined && f.distinct > f.count * share;
+
 /** A payload key named by queries on a dataset (QueryKeyUse), with how many named it. */
 export interface UsedKey {
   path: string[];
@@ -70,9 +85,10 @@ export const minUses = 3;
 
 /**
  * The next hot keys: the pins, then the automatic keys still seen in the sample (kept as they
- * were, so a key does not flap in and out), then the keys queries use most (`used`, named by at
- * least minUses queries, with the type the sample shows), then the most frequent new ones, up
- * to 32.
+ * were, so a key does not flap in and out, unless the sample now shows it identifier-like past
+ * identifierDropShare), then the keys queries use most (`used`, named by at least minUses
+ * queries, with the type the sample shows), then the most frequent new ones that are not
+ * identifier-like, up to 32.
  */
 export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats | undefined, pins?: readonly HotKeyEntry[], used: readonly UsedKey[] = []): HotKeyEntry[] {
   const pinned = pins ?? current.filter((k) => k.pinned);
@@ -85,7 +101,9 @@ export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats
   for (const k of current) {
     if (k.pinned || has(k.path) || next.length >= maxHotKeys) continue;
     // Without a sample (no events in 24 hours) nothing is known to be gone: keep it.
-    const stays = !stats || top.some((f) => samePath(f.path, k.path)) || (wanted.some((u) => samePath(u.path, k.path)) && seen(k.path));
+    const used = wanted.some((u) => samePath(u.path, k.path)) && seen(k.path);
+    const sampled = top.find((f) => samePath(f.path, k.path));
+    const stays = !stats || used || (sampled && !identifierLike(sampled, identifierDropShare));
     if (stays) next.push({ path: k.path, type: k.type, pinned: false });
   }
   for (const u of wanted) {
@@ -96,7 +114,7 @@ export function chooseHotKeys(current: readonly HotKeyEntry[], stats: FieldStats
   const least = Math.max(1, Math.ceil((stats?.sampledEvents ?? 0) * autoShare));
   for (const f of top) {
     if (next.length >= maxHotKeys) break;
-    if (f.count < least || has(f.path)) continue;
+    if (f.count < least || has(f.path) || identifierLike(f)) continue;
     next.push({ path: f.path, type: f.type, pinned: false });
   }
   return next;

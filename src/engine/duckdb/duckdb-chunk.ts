@@ -4,6 +4,7 @@ import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from '../event-columns.js';
 import type { BatchReader } from '../wal/event-batch.js';
 import { extractHotValues, hotColumn, hotColumnType, isPlainInteger, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
+import { Found, HotScanner } from '../hot-scan.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
 // always match): writing a data chunk's vectors directly is ~10× cheaper than node-api's
@@ -221,7 +222,11 @@ export class EventChunkBuilder {
     message.set(i, r.message);
     payload.set(i, r.payload);
     this.bytesRaw[i] = r.bytesRaw;
-    this.hot?.add(i, r.payload);
+    if (this.hot) {
+      // The loader's way (addEncoded): from the payload's UTF-8 bytes.
+      const bytes = Buffer.from(r.payload, 'utf8');
+      this.hot.addBytes(i, bytes, 0, bytes.length);
+    }
   }
 
   /** The reader's current event (a log record's body), without decoding its text. */
@@ -234,8 +239,8 @@ export class EventChunkBuilder {
     this.severity[i] = r.severity;
     for (let k = 0; k < 5; k++) this.text[k]!.setBytes(i, r.body, r.textStart[k]!, r.textLength[k]!);
     this.bytesRaw[i] = r.bytesRaw;
-    // Only datasets with hot keys decode their payloads here.
-    if (this.hot) this.hot.add(i, r.text(4) ?? '{}');
+    // Only datasets with hot keys look into their payloads here.
+    if (this.hot) this.hot.addBytes(i, r.body, r.textStart[4]!, r.textLength[4]!);
   }
 
   /** The chunk's column types (a chunk given to `build` must have them). */
@@ -298,6 +303,10 @@ class HotChunkColumns {
   oddNumbers = 0;
   /** Per number slot, its column's bit in oddNumbers. */
   private readonly columnBit = new Map<number, number>();
+  private readonly scanner: HotScanner;
+  /** The columns by index in the layout's slots (the scanner's order). */
+  private readonly stringAt: Array<TextColumn | undefined>;
+  private readonly numberAt: Array<{ values: Float64Array<ArrayBuffer>; validity: Uint32Array<ArrayBuffer> } | undefined>;
 
   constructor(
     private readonly layout: HotLayout,
@@ -314,12 +323,65 @@ class HotChunkColumns {
     for (const s of layout.slots) {
       if (!hotColumns.includes(hotColumn(s))) throw new Error(`hot column ${hotColumn(s)} is not in events`);
     }
+    this.scanner = new HotScanner(layout.slots);
+    this.stringAt = layout.slots.map((s) => this.strings.get(s.slot));
+    this.numberAt = layout.slots.map((s) => this.numbers.get(s.slot));
   }
 
   get layoutId(): number {
     return this.layout.id;
   }
 
+  /**
+   * Row i's values from its payload's UTF-8 bytes body[from, from + length) (from < 0: no
+   * payload, read as `{}`): scanned for the hot keys only (hot-scan.ts), or, when the text is not
+   * plain, decoded and parsed (`add`, the reference).
+   */
+  addBytes(i: number, body: Buffer, from: number, length: number): void {
+    const scan = this.scanner;
+    if (from < 0 || !scan.scan(body, from, from + length)) {
+      this.add(i, from < 0 ? '{}' : body.toString('utf8', from, from + length));
+      return;
+    }
+    const slots = this.layout.slots;
+    let json = 0;
+    for (let j = 0; j < slots.length; j++) {
+      const s = slots[j]!;
+      const found = scan.found[j]!;
+      const number = this.numberAt[j];
+      if (number) {
+        const v = scan.numbers[j]!;
+        if (found === Found.Number && Number.isFinite(v)) {
+          number.values[i] = v;
+          if (!isPlainInteger(v)) this.oddNumbers = (this.oddNumbers | this.columnBit.get(s.slot)!) >>> 0;
+          continue;
+        }
+        number.validity[i >>> 5] = number.validity[i >>> 5]! & ~(1 << (i & 31));
+      } else {
+        const column = this.stringAt[j]!;
+        if (s.type === 'string') {
+          if (found === Found.Bytes) {
+            column.setBytes(i, body, scan.start[j]!, scan.length[j]!);
+            continue;
+          }
+          const text = scan.text[j];
+          if (found === Found.Text && text !== undefined && !text.includes('\u0000')) {
+            column.set(i, text);
+            continue;
+          }
+        } else if (found === Found.True || found === Found.False) {
+          column.set(i, found === Found.True ? 'true' : 'false');
+          continue;
+        }
+        column.set(i, null);
+      }
+      if (found !== Found.Missing) json = (json | (1 << s.slot)) >>> 0;
+    }
+    this.json[i] = json;
+    this.jsonBits = (this.jsonBits | json) >>> 0;
+  }
+
+  /** Row i's values from its payload's JSON text: decoded into an object (extractHotValues, the reference). */
   add(i: number, payloadJson: string): void {
     const row = this.row;
     extractHotValues(this.layout.slots, this.paths, payloadJson, row);
