@@ -152,6 +152,14 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
     return child;
   };
   const [apiA, apiB] = ports.map((p) => `http://127.0.0.1:${p}`) as [string, string];
+  // Every ingest loop, stopped in `finally`: a loop left running after a failed assertion kept the
+  // file alive until the runner's 5-minute timeout.
+  const loopsStarted: Array<ReturnType<typeof ingestLoop>> = [];
+  const loop = (...args: Parameters<typeof ingestLoop>) => {
+    const started = ingestLoop(...args);
+    loopsStarted.push(started);
+    return started;
+  };
   try {
     await start(0);
     let b = await start(1);
@@ -209,8 +217,8 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
     await Promise.all([tailA.close(), tailB.close(), resumed.close()]);
 
     // kill -9 of B in the middle of ingest on both: A keeps ingesting and answering.
-    const onA = ingestLoop(apiA, token, 'a1', 50);
-    const onB = [0, 1, 2].map((k) => ingestLoop(apiB, token, `b1${k}`, 50));
+    const onA = loop(apiA, token, 'a1', 50);
+    const onB = [0, 1, 2].map((k) => loop(apiB, token, `b1${k}`, 50));
     await waitFor('host B acknowledges events', async () => onB.some((l) => l.acknowledged.length >= 200));
     b.kill('SIGKILL');
     await exited(b);
@@ -231,7 +239,7 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
     if (canKillShard) {
       // Shard 2 killed mid-ingest and brought back: ingest goes on (answered on the logs' durability
       // while loads fail), and the loaders catch up once it answers again.
-      const loops = [ingestLoop(apiA, token, 'a2', 50), ingestLoop(apiB, token, 'b2', 50)];
+      const loops = [loop(apiA, token, 'a2', 50), loop(apiB, token, 'b2', 50)];
       await waitFor('both hosts acknowledge', async () => loops.every((l) => l.acknowledged.length >= 200));
       const killed = spawnSync(script, ['kill-node', '2'], { encoding: 'utf8' });
       assert.equal(killed.status, 0, killed.stderr);
@@ -252,6 +260,7 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
       await assertExactlyOnce(url, acknowledged);
     }
   } finally {
+    await Promise.all(loopsStarted.map((l) => l.stop()));
     for (const child of children) child.kill('SIGKILL');
     await Promise.all(children.map(exited));
     if (canKillShard) spawnSync(script, ['start']);
