@@ -7,7 +7,7 @@ import snappy from 'snappy';
 import { PushRequest } from '../src/shippers/loki/push-proto.js';
 import { fmt, median } from './support.js';
 
-interface Route {
+export interface Route {
   /** Its name in BENCH_ROUTE_NAMES. */
   key: string;
   name: string;
@@ -179,7 +179,7 @@ function threadsByName(pid: number): Map<string, number> {
   return out;
 }
 
-interface RoundResult {
+export interface RoundResult {
   eventsPerSecond: number;
   /** The server's CPU per acknowledged event, µs: the figure the machine's load disturbs least. */
   cpuPerEvent: number;
@@ -193,7 +193,7 @@ interface RoundResult {
   byThread: Map<string, number>;
 }
 
-async function round(apiUrl: string, pid: number, token: string, route: Route, clients: number, perRequest: number, ms: number): Promise<RoundResult> {
+export async function round(apiUrl: string, pid: number, token: string, route: Route, clients: number, perRequest: number, ms: number): Promise<RoundResult> {
   const url = new URL(apiUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const post = (payload: Buffer) =>

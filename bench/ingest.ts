@@ -10,7 +10,9 @@
 // second until every acknowledged event is visible), and both side by side.
 //
 // Between the two: the shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one
-// server, alternating rounds (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out).
+// server, alternating rounds (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out); and 8 hot
+// payload keys against none on another (bench/ingest-hot.ts; BENCH_HOT=0 leaves it out,
+// BENCH_HOT_ONLY=1 runs only it).
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -27,6 +29,7 @@ import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
 import { benchRoutes } from './ingest-routes.js';
+import { benchHotKeys } from './ingest-hot.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
@@ -551,7 +554,8 @@ interface ShapeResult {
 }
 const results: ShapeResult[] = [];
 // BENCH_ROUTES_ONLY=1: only the shipper routes' comparison below (the shapes' runs take minutes).
-for (const shape of process.env.BENCH_ROUTES_ONLY === '1' ? [] : shapes) {
+const hotOnly = process.env.BENCH_HOT_ONLY === '1';
+for (const shape of process.env.BENCH_ROUTES_ONLY === '1' || hotOnly ? [] : shapes) {
   const parseRate = parseBaseline(shape);
   const { rate: appenderRate, cpuPerRow: appenderCpu } = await appenderBaseline(shape);
   const duck = await prepareDataDir(shape.tokens);
@@ -598,7 +602,7 @@ if (results.length > 1) {
   line('load average, start–end', (r) => r.run.loadAverage.map((l) => fmt(l, 1)).join('–'));
 }
 // The shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one fresh server (issue #29).
-if (process.env.BENCH_ROUTES !== '0') {
+if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
   const prepared = await prepareDataDir(1);
   const server = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
   try {
@@ -614,7 +618,24 @@ if (process.env.BENCH_ROUTES !== '0') {
     fs.rmSync(prepared.dataDir, { recursive: true, force: true });
   }
 }
-if (process.env.BENCH_ROUTES_ONLY === '1') process.exit(0);
+// 8 hot payload keys against none on the whole write path, one fresh server (issue #31).
+if (process.env.BENCH_HOT !== '0' && process.env.BENCH_ROUTES_ONLY !== '1') {
+  const prepared = await prepareDataDir(1);
+  const server = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
+  try {
+    console.log('');
+    await benchHotKeys(server.apiUrl, server.child.pid!, prepared.tokens[0]!, {
+      clients: Number(process.env.BENCH_CLIENTS ?? 4),
+      perRequest,
+      seconds: Number(process.env.BENCH_HOT_SECONDS ?? 5),
+      rounds: Number(process.env.BENCH_HOT_ROUNDS ?? 3),
+    });
+  } finally {
+    await server.stop();
+    fs.rmSync(prepared.dataDir, { recursive: true, force: true });
+  }
+}
+if (process.env.BENCH_ROUTES_ONLY === '1' || hotOnly) process.exit(0);
 const duckRun = results[0]!.run;
 const firstShape = results[0]!.shape;
 
