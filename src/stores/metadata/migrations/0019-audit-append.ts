@@ -67,6 +67,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return;
   await sql`drop trigger audit_entries_block`.execute(db);
   await sql`drop table audit_blocks`.execute(db);
+  // Back to 0014's columns and index (its NOT NULLs are not restored: no code path writes a NULL).
   await sql`create table audit_entries_ts as select id, org_id, ts, action, actor_type, actor_id, actor_name, target_type, target_id, project_id, mode, request_id, ip, user_agent, outcome, details from audit_entries order by seq`.execute(db);
   await sql`drop table audit_entries`.execute(db);
   await sql`alter table audit_entries_ts rename to audit_entries`.execute(db);
