@@ -1,7 +1,15 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { migrations } from '../stores/metadata/migrations/index.js';
+import type { Database } from '../stores/metadata/schema.js';
+import type { CursorKey } from '../pagination/cursor.js';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { audit, type AuditChange } from './record.js';
+import { audit, auditRow, type AuditChange } from './record.js';
 import { AuditService, auditRetentionDays, blocksPerPage } from './audit-service.js';
 
 interface Entry {
@@ -199,5 +207,39 @@ describe('audit log over many organisations: pages, filters and cursors across b
       (await all('a')).entries.map((e) => e.action),
       ['token.create'],
     );
+  });
+});
+
+describe('migration 0019 on SQLite keeps the entries written before it', () => {
+  test('copied in time order, each organisation listed as before, its blocks built', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-0019-'));
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(path.join(dir, 'metadata.sqlite')) }) });
+    try {
+      const upTo = (last: string) => new Migrator({ db, provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= last)) } });
+      assert.equal((await upTo('0018-token-indexes-partial').migrateToLatest()).error, undefined);
+      // Written out of time order, as concurrent changes could commit under 0014's layout.
+      const rows = Array.from({ length: 3000 }, (_, i) => ({ i, org: `org${i % 3}`, at: Date.UTC(2026, 0, 1) + ((i * 7919) % 3000) * 1000 }));
+      for (let k = 0; k < rows.length; k += 500) {
+        await db.insertInto('audit_entries').values(rows.slice(k, k + 500).map((r) => auditRow({ action: 'token.create', origin: undefined, orgId: r.org, target: { type: 'token', id: `m${r.i}` }, at: r.at }))).execute();
+      }
+      assert.equal((await upTo('0019-audit-append').migrateToLatest()).error, undefined);
+      const service = new AuditService(db, { now: () => Date.now() });
+      for (const org of ['org0', 'org1', 'org2']) {
+        const listed: string[] = [];
+        let after: CursorKey | undefined;
+        do {
+          const page = await service.list(org, {}, { limit: 100, after });
+          listed.push(...page.entries.map((e) => e.target.id));
+          after = page.next;
+        } while (after);
+        const want = rows.filter((r) => r.org === org).sort((x, y) => y.at - x.at).map((r) => `m${r.i}`);
+        assert.deepEqual(listed, want, org);
+      }
+      const blocks = await db.selectFrom('audit_blocks').selectAll().orderBy('org_id').orderBy('block').execute();
+      assert.deepEqual(blocks.map((b) => `${b.org_id}:${b.block}`), ['org0:0', 'org0:1', 'org0:2', 'org1:0', 'org1:1', 'org1:2', 'org2:0', 'org2:1', 'org2:2']);
+    } finally {
+      await db.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
