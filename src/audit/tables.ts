@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { ActorType } from './origin.js';
 
-/** Metadata table `audit_entries` (migration 0014-audit): one change, recorded in its own transaction. */
+/** Metadata table `audit_entries` (migration 0014-audit; on SQLite 0019-audit-append): one change, recorded in the transaction that makes it. */
 export interface AuditEntriesTable {
   /** aud_<ULID> */
   id: string;
