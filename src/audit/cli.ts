@@ -1,7 +1,8 @@
 import type { Command } from '../cli/command.js';
 import { opt, orgOption, str } from '../cli/command.js';
 import { badRequest } from '../errors/app-error.js';
-import { AuditService } from './audit-service.js';
+import { AuditService, type AuditEntry } from './audit-service.js';
+import type { CursorKey } from '../pagination/cursor.js';
 import { checkRange } from './routes.js';
 import { auditActions } from './record.js';
 
@@ -42,8 +43,17 @@ export const auditCommands: Command[] = [
       }
       const filter = { actor: opt(f, 'actor'), action, target_id: opt(f, 'target-id'), from: time(f, 'from'), to: time(f, 'to') };
       checkRange(filter);
-      const entries = await new AuditService(ctx.metadata.db, ctx.clock).list(orgId, filter, { limit, after: undefined });
-      return { entries: entries.slice(0, limit) };
+      // Page after page: on SQLite a page may end short with more to come (a bound on the rows
+      // it reads, audit-service.ts).
+      const service = new AuditService(ctx.metadata.db, ctx.clock);
+      const entries: AuditEntry[] = [];
+      let after: CursorKey | undefined;
+      do {
+        const page = await service.list(orgId, filter, { limit: limit - entries.length, after });
+        entries.push(...page.entries);
+        after = page.next;
+      } while (after && entries.length < limit);
+      return { entries };
     },
   },
 ];

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { CompiledQuery, SqliteAdapter, type Kysely } from 'kysely';
 import { precompileInsert } from '../stores/metadata/precompiled.js';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -149,15 +149,34 @@ function insertOf(db: Kysely<Database>): InsertQuery {
   const adapter = db.getExecutor().adapter;
   let insert = inserts.get(adapter);
   if (!insert) {
-    insert = precompileInsert(db, 'audit_entries', columns);
+    insert = adapter instanceof SqliteAdapter ? sqliteInsert : precompileInsert(db, 'audit_entries', columns);
     inserts.set(adapter, insert);
   }
   return insert;
 }
 
+/**
+ * SQLite (migration 0019): the entry is appended with the next `seq` (the rowid, given under the
+ * write lock: commit order), and its `ts` is stamped in the same statement, so under that lock
+ * too — the change's time, raised to the previous entry's `ts` when it is earlier (a change that
+ * waited for the lock behind a later one, a clock stepped back). Sequence and time then agree,
+ * which the list's `from` / `to` and its order by `seq` rely on (audit-service.ts). Whatever
+ * runs this insert — writeAtomically, a Kysely transaction with an Idempotency-Key — follows
+ * the rule. The previous entry is the table's last row: its right-most leaf, already in cache.
+ * ISO 8601 UTC timestamps with milliseconds compare as text.
+ */
+const sqliteInsertSql = `insert into "audit_entries" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns
+  .map((c) => (c === 'ts' ? `max(?, coalesce((select "ts" from "audit_entries" order by "seq" desc limit 1), ''))` : '?'))
+  .join(', ')})`;
+const sqliteInsert: InsertQuery = (row) => CompiledQuery.raw(sqliteInsertSql, columns.map((c) => row[c]));
+
 /** Several changes of one transaction (a purge's batch). */
 export async function recordAll(trx: Kysely<Database>, changes: readonly AuditChange[]): Promise<void> {
-  if (changes.length) await trx.insertInto('audit_entries').values(changes.map(auditRow)).execute();
+  if (!changes.length) return;
+  // SQLite stamps each entry against the one before it: one statement per entry (a rare path:
+  // a sign-in in each of a user's organisations).
+  if (trx.getExecutor().adapter instanceof SqliteAdapter) for (const change of changes) await record(trx, change);
+  else await trx.insertInto('audit_entries').values(changes.map(auditRow)).execute();
 }
 
 export const audit = { record, recordAll, entry };

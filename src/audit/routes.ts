@@ -78,8 +78,8 @@ export function registerAuditRoutes(v1: Api, ctx: AppContext, audit: AuditServic
       checkRange(filter);
       const list = listName(filter);
       const page = ctx.paginator.request({ limit, cursor }, list, tenant.orgId);
-      const rows = await audit.list(tenant.orgId, filter, page);
-      const { items, nextCursor, hasMore } = ctx.paginator.page(rows, page, list, tenant.orgId, (e) => [e.ts, e.id]);
+      const { entries, next } = await audit.list(tenant.orgId, filter, page);
+      const { items, nextCursor, hasMore } = ctx.paginator.pageAt(entries, next, list, tenant.orgId);
       return { entries: items, next_cursor: nextCursor, has_more: hasMore };
     },
   );

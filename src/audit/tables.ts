@@ -1,6 +1,7 @@
+import type { Generated } from 'kysely';
 import type { ActorType } from './origin.js';
 
-/** Metadata table `audit_entries` (migration 0014-audit): one change, recorded in its own transaction. */
+/** Metadata table `audit_entries` (migration 0014-audit; on SQLite 0019-audit-append): one change, recorded in the transaction that makes it. */
 export interface AuditEntriesTable {
   /** aud_<ULID> */
   id: string;
@@ -23,8 +24,21 @@ export interface AuditEntriesTable {
   details: string;
 }
 
+/**
+ * SQLite only (migration 0019): an organisation's blocks of 1,024 sequence numbers that hold one of
+ * its entries, with the `ts` of its first entry there; written by a trigger on audit_entries.
+ */
+export interface AuditBlocksTable {
+  org_id: string;
+  /** seq >> 10 */
+  block: number;
+  ts: string;
+}
+
 declare module '../stores/metadata/schema.js' {
   interface Database {
-    audit_entries: AuditEntriesTable;
+    /** `seq` exists on SQLite only (0019: the rowid, in commit order); PostgreSQL keeps 0014's table. */
+    audit_entries: AuditEntriesTable & { seq: Generated<number> };
+    audit_blocks: AuditBlocksTable;
   }
 }

@@ -50,6 +50,14 @@ export class Paginator {
   }
 
   /**
+   * A page the store cut itself, with the key the next one starts from (undefined: no more) — a
+   * list whose page may end before `limit` with more to come (the audit log on SQLite).
+   */
+  pageAt<T>(items: T[], next: CursorKey | undefined, list: string, owner: string): { items: T[]; nextCursor: string; hasMore: boolean } {
+    return { items, nextCursor: next ? this.cursors.encode(list, owner, next) : '', hasMore: next !== undefined };
+  }
+
+  /**
    * `page` of rows shared between requests — a read-mostly answer, the same array until anything
    * is written, never modified — written out by `write` as the response body's bytes, and kept
    * with that array: asked again with the same rows, limit, list, owner and `variant` (anything

@@ -17,6 +17,7 @@ import * as sso from './0015-sso.js';
 import * as hotKeys from './0016-hot-keys.js';
 import * as monitorValues from './0017-monitor-values.js';
 import * as tokenIndexesPartial from './0018-token-indexes-partial.js';
+import * as auditAppend from './0019-audit-append.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0016-hot-keys': hotKeys,
   '0017-monitor-values': monitorValues,
   '0018-token-indexes-partial': tokenIndexesPartial,
+  '0019-audit-append': auditAppend,
 };
