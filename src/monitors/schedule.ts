@@ -1,14 +1,21 @@
 /**
- * When a threshold monitor is due (docs/monitors.md "Due times"). Each monitor has a slot of its
- * own inside its `every`: an offset from the epoch's grid of `every`, taken from a hash of its
- * id, so it stays the same across evaluations, processes and restarts. Monitors created together
- * (or made due together: a restart after an outage) are due together once, and from their first
- * evaluation on each at its own offset: 1,000 monitors of `every: 1m` fall due about 17 a
- * second instead of all at once each minute, which made the API's p99 jump every minute
- * (docs/benchmarks.md "Monitors", session 19).
+ * When a threshold monitor is due (docs/monitors.md "Due times"). Each monitor has a slot inside
+ * its `every`: an offset from the epoch's grid of `every`, taken from a hash of its statement —
+ * tenant, `q` and `window` — so it stays the same across evaluations, processes and restarts.
+ * Monitors created together (or made due together: a restart after an outage) are due together
+ * once, and from their first evaluation on each statement at its own offset: 1,000 different
+ * monitors of `every: 1m` fall due about 17 a second instead of all at once each minute, which
+ * made the API's p99 jump every minute (docs/benchmarks.md "Monitors", session 19). Monitors of
+ * one statement (a warning and a critical threshold on one query) keep falling due together, so
+ * one batch still reads their window once (evaluator.ts `windowValues`).
  */
 
-/** FNV-1a over the id's UTF-16 code units: cheap, stable, and spread enough for ids that share a prefix. */
+/** What shares a slot: the statement a monitor's evaluation runs (the key of evaluator.ts's shared answers, without the batch's time). */
+export function slotKey(monitor: { org_id: string; project_id: string; mode: string; q: string; window: string | null }): string {
+  return JSON.stringify([monitor.org_id, monitor.project_id, monitor.mode, monitor.q, monitor.window]);
+}
+
+/** FNV-1a over the key's UTF-16 code units: cheap, stable, and spread enough for keys that differ in one character. */
 function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -22,19 +29,19 @@ function hash(text: string): number {
   return h >>> 0;
 }
 
-/** The monitor's offset inside each interval of `everyMs`, in [0, everyMs). */
-export function slotOffsetMs(monitorId: string, everyMs: number): number {
-  return hash(monitorId) % everyMs;
+/** The offset inside each interval of `everyMs` of a slot key, in [0, everyMs). */
+export function slotOffsetMs(key: string, everyMs: number): number {
+  return hash(key) % everyMs;
 }
 
 /**
- * The monitor's first due time strictly after `now`: the next `k × every + offset`. One per
+ * The first due time strictly after `now` of a monitor of slot key `key`: the next `k × every + offset`. One per
  * interval of `every` on its grid, whatever the time the evaluation ran: an evaluation that ran
  * late (a backlog, a lease taken over) is followed by the next slot, not by `now + every`, so
  * lateness neither drifts the monitor's phase nor evaluates an interval twice; a slot missed
  * whole (the evaluators were down) is skipped, not caught up.
  */
-export function nextDueMs(monitorId: string, everyMs: number, now: number): number {
-  const offset = slotOffsetMs(monitorId, everyMs);
+export function nextDueMs(key: string, everyMs: number, now: number): number {
+  const offset = slotOffsetMs(key, everyMs);
   return (Math.floor((now - offset) / everyMs) + 1) * everyMs + offset;
 }
