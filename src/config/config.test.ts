@@ -22,6 +22,8 @@ test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores',
   assert.equal(config.monitorConcurrency, 1);
   assert.equal(loadConfig({ OPS_EVENTS_URL: 'clickhouse://127.0.0.1:8123/ops' }).monitorConcurrency, 4);
   assert.equal(loadConfig({ OPS_MONITOR_CONCURRENCY: '8' }).monitorConcurrency, 8);
+  assert.equal(config.events.threads, 2);
+  assert.equal(loadConfig({ OPS_EVENTS_THREADS: '1' }).events.threads, 1);
 });
 
 const bad: Array<[Record<string, string>, string]> = [
@@ -31,6 +33,7 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_PORT: '9000', OPS_CDN_PORT: '9000' }, 'OPS_CDN_PORT'],
   [{ OPS_CDN_PORT: '8080' }, 'OPS_CDN_PORT'],
   [{ OPS_MONITOR_CONCURRENCY: '0' }, 'OPS_MONITOR_CONCURRENCY'],
+  [{ OPS_EVENTS_THREADS: '0' }, 'OPS_EVENTS_THREADS'],
   [{ OPS_MONITOR_CONCURRENCY: '33' }, 'OPS_MONITOR_CONCURRENCY'],
   [{ OPS_DATABASE_URL: 'mysql://x' }, 'OPS_DATABASE_URL'],
   [{ OPS_DATABASE_URL: 'not a url' }, 'OPS_DATABASE_URL'],

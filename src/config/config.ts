@@ -37,6 +37,13 @@ export interface Config {
     segmentBytes: number;
     /** Events per load transaction. */
     loadBatchEvents: number;
+    /**
+     * OPS_EVENTS_THREADS: DuckDB's `threads` (default 2). The setting is the instance's, not a
+     * connection's (DuckDB 1.5 refuses it per session), so it sizes the API's reads and the
+     * monitors' alike: with 1 each statement runs on its caller's thread only, and an
+     * evaluation's scan never takes a second core from an API read (docs/monitors.md "Beside the API").
+     */
+    threads: number;
   };
   /**
    * Where the events engine runs. Undefined: in this process (embedded DuckDB behind the
@@ -214,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
       readWaitMs: integer(env, 'OPS_EVENTS_READ_WAIT_MS', 10_000, 1, 600_000),
       segmentBytes: integer(env, 'OPS_EVENTS_SEGMENT_BYTES', 64 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
       loadBatchEvents: integer(env, 'OPS_EVENTS_LOAD_BATCH', 50_000, 1, 1_000_000),
+      threads: integer(env, 'OPS_EVENTS_THREADS', 2, 1, 64),
     },
     ...eventsTarget(env),
     eventsNode: { host: env.OPS_EVENTS_NODE_HOST || '127.0.0.1', port: integer(env, 'OPS_EVENTS_NODE_PORT', 8090, 0, 65535) },

@@ -8,6 +8,7 @@ import type { QueryService } from '../query/query-service.js';
 import type { NotificationService } from '../notifications/notification-service.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { durationMs } from './durations.js';
+import { nextDueMs, slotKey } from './schedule.js';
 import { parseThresholdQuery, type Condition } from './monitor.js';
 import { step, type StepSettings } from './state-machine.js';
 import { groupEvents, groupValues, type GroupValue } from './window-query.js';
@@ -45,7 +46,9 @@ const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
  * the lease lasts `every`, so a process that dies mid-evaluation hands the monitor on within
  * 2 × every. An evaluation only reads; its writes (group states, history, notifications) commit
  * in one transaction with the move to the next interval, and only while the lease is still this
- * process's (`commit`). After the evaluation the monitor is due again `every` later.
+ * process's (`commit`). After the evaluation the monitor is due at its next slot (schedule.ts):
+ * once per interval of `every`, at an offset of its statement's, so 1,000 monitors are not all
+ * due at once, and monitors of one statement still share its read.
  *
  * Evaluations share the event loop with the API: each starts after a turn of the loop (what
  * arrived meanwhile is served first), and one that changes no group's state writes one row —
@@ -193,7 +196,8 @@ export class Evaluator {
   }
 
   /**
-   * Moves the monitor to its next interval and frees the lease, only if the lease is still ours
+   * Moves the monitor to its next slot (schedule.ts: an offset inside `every` of its statement's,
+   * so that monitors do not all fall due together) and frees the lease, only if the lease is still ours
    * and the monitor unchanged since it was read (the fence of commit and release); whether it did.
    * With an evaluation, also when it was evaluated and its values (the Monitor's status).
    */
@@ -201,7 +205,7 @@ export class Evaluator {
     const stored = evaluated ? { last_eval_at: iso(now), last_high: evaluated.high, last_low: evaluated.low } : {};
     const moved = await db
       .updateTable('monitors')
-      .set({ next_eval_at: iso(now + (durationMs(row.every!) ?? 60_000)), lease_until: null, lease_owner: null, ...stored })
+      .set({ next_eval_at: iso(nextDueMs(slotKey(row), durationMs(row.every!) ?? 60_000, now)), lease_until: null, lease_owner: null, ...stored })
       .where('id', '=', row.id)
       .where('lease_owner', '=', this.owner)
       .where('updated_at', '=', row.updated_at)
