@@ -62,10 +62,17 @@ export interface HotLayout {
    */
   rows?: { json: number; oddNumbers: number };
   /**
-   * DuckDB only: the version of the dataset's `rows` (the same on each of its layouts). It
-   * changes whenever they grow — rows of a layout not seen before, a new bit — and the change is
-   * made before those rows commit, so a read that relied on the rows of one version and finds
-   * the same version afterwards saw no row that needed the JSON (query-service.ts).
+   * ClickHouse only: per slot of this layout (indexed by slot), the type codes its stored rows
+   * hold there, bit t for payload_types' code t (0 missing, 1 string … 6 array); absent: not
+   * known (any). The `group by` key groups by the columns these leave varying (clickhouse-hot.ts
+   * hotGroupOf). Only grows between recounts, like `rows`.
+   */
+  types?: number[];
+  /**
+   * The version of the dataset's `rows` (DuckDB) or `types` (ClickHouse), the same on each of
+   * its layouts. It changes whenever they grow — rows of a layout not seen before, a new bit —
+   * and the change is made before those rows can be read, so a read that relied on one version
+   * and finds the same version afterwards saw no row outside it (query-service.ts).
    */
   version?: string;
 }

@@ -183,9 +183,10 @@ export class QueryService {
     this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
     // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
     // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
-    // counts say no row of the query's datasets needs the JSON; if those counts changed while
-    // the query ran (rows needing it may have been read), it runs again — the third time with
-    // the JSON whatever the counts say, which is always exact.
+    // counts say no row of the query's datasets needs the JSON (on ClickHouse, a `group by` key
+    // groups by the columns its types leave varying); if those counts changed while the query
+    // ran (rows needing it may have been read), it runs again — the third time with the JSON
+    // (every column) whatever the counts say, which is always exact.
     const ids = [...datasetIds.values()];
     let layouts = await this.deps.store.hotLayouts(tenant, ids);
     for (let attempt = 1; ; attempt++) {

@@ -29,6 +29,13 @@
  * Layouts are kept in `event_hot_layouts` (first host) and in memory; the ts ranges of the rows
  * per (dataset, layout) are asked of the table once per dataset (then kept up to date by the
  * loads, and asked again after a retention delete).
+ *
+ * Types. With the ranges, the table is asked which type codes each slot's rows hold (`types`,
+ * a bit per code), and each load adds those of its rows *before* its INSERT, bumping the
+ * dataset's `version` when a bit is new: `group by` groups by the slot columns those types
+ * leave varying (src/query/soql/clickhouse-hot.ts hotGroupOf), and the query service runs a
+ * query again when the version it compiled with changed while it ran. Types only grow (a
+ * retention delete leaves them: conservative).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import { maxHotKeys, type HotKey, type HotLayout, type HotSlot } from '../hot-columns.js';
@@ -92,14 +99,14 @@ export function hotJson(type: number, text: string, number: number, json: string
 }
 
 /** One row's values of the slot columns, from its flattened payload (the arrays' element at the key's path). */
-export function writeHotSlot(rows: RowBinaryWriter, flat: FlatPayload, pointer: string | undefined): void {
+export function writeHotSlot(rows: RowBinaryWriter, flat: FlatPayload, pointer: string | undefined): number {
   const k = pointer === undefined ? -1 : flat.paths.indexOf(pointer);
   if (k < 0) {
     rows.uint8(0);
     rows.uint8(0); // '' (a zero length)
     rows.float64(0);
     rows.uint8(0);
-    return;
+    return 0;
   }
   const type = flat.types[k]!;
   const text = flat.text[k]!;
@@ -107,6 +114,24 @@ export function writeHotSlot(rows: RowBinaryWriter, flat: FlatPayload, pointer: 
   rows.string(text);
   rows.float64(flat.numbers[k]!);
   rows.string(hotJson(type, text, flat.numbers[k]!, flat.json[k]!));
+  return type;
+}
+
+/** Type bits (1 << payload type code) per slot (indexed by slot), per layout id. */
+type Types = Map<number, number[]>;
+
+/** ORs `bits` (per slot) into the layout's types; whether a bit was new. */
+function addTypes(into: Types, layout: number, bits: readonly number[]): boolean {
+  const known = into.get(layout) ?? [];
+  into.set(layout, known);
+  let grew = false;
+  bits.forEach((b, slot) => {
+    const merged = (known[slot] ?? 0) | (b ?? 0);
+    if (merged !== (known[slot] ?? 0)) grew = true;
+    known[slot] = merged;
+  });
+  for (let slot = 0; slot < known.length; slot++) known[slot] ??= 0;
+  return grew;
 }
 
 type Range = { minTs: number; maxTs: number };
@@ -143,6 +168,14 @@ export class ClickHouseHotLayouts {
   private readonly loaded = new Map<string, Ranges>();
   /** Per dataset: bumped when its rows are deleted, so an answer asked before is not kept. */
   private readonly generation = new Map<string, number>();
+  /** Per dataset: the type bits of its rows' slots as the table told (set with `asked`). */
+  private readonly askedTypes = new Map<string, Types>();
+  /** Per dataset: those of the rows this process loaded, added before each INSERT (never forgotten). */
+  private readonly landedTypes = new Map<string, Types>();
+  /** Per dataset: the version of its types (HotLayout.version), `<this open>.<n>`, changed when a bit is new. */
+  private readonly versions = new Map<string, string>();
+  private readonly opened = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  private versionCount = 0;
   private changes: Promise<unknown> = Promise.resolve();
   /**
    * Loads whose rows may be landing now, by the last layout id when each took its layouts: their
@@ -256,32 +289,65 @@ export class ClickHouseHotLayouts {
     }
   }
 
-  /** Rows of the dataset were deleted: its ranges are asked of the table again. */
+  /**
+   * A load's rows are about to be sent: their types count from now on, and a dataset whose
+   * types grew gets a new version before any of those rows can be read.
+   */
+  recordLanding(types: ReadonlyMap<string, Types>): void {
+    for (const [datasetId, byLayout] of types) {
+      // Rows without hot keys (layout 0) have no slots: nothing to note.
+      if (![...byLayout.values()].some((bits) => bits.length)) continue;
+      const known = this.landedTypes.get(datasetId) ?? new Map<number, number[]>();
+      this.landedTypes.set(datasetId, known);
+      let grew = false;
+      for (const [layout, bits] of byLayout) if (addTypes(known, layout, bits)) grew = true;
+      if (grew) this.versions.set(datasetId, `${this.opened}.${++this.versionCount}`);
+    }
+  }
+
+  /** Rows of the dataset were deleted: its ranges are asked of the table again (its types stay: fewer rows, no new type). */
   forget(datasetId: string): void {
     this.generation.set(datasetId, (this.generation.get(datasetId) ?? 0) + 1);
     this.asked.delete(datasetId);
+    this.askedTypes.delete(datasetId);
     this.loaded.delete(datasetId);
   }
 
   /**
    * For a read over these datasets: per dataset, every layout its stored rows carry (with their
-   * ts range; layout 0, no slots, for rows loaded without hot keys) and the layout its next rows
-   * get (`current`). A dataset that never had hot keys: layout 0, current.
+   * ts range and, when known, their types; layout 0, no slots, for rows loaded without hot keys)
+   * and the layout its next rows get (`current`), each with the dataset's `version`. A dataset
+   * that never had hot keys: layout 0, current.
    */
   async forRead(tenantKey: string, datasetIds: readonly string[]): Promise<HotLayout[]> {
     const withLayouts = datasetIds.filter((d) => this.byDataset.has(d));
     const unknown = withLayouts.filter((d) => !this.asked.has(d));
     if (unknown.length) {
       const generations = new Map(unknown.map((d) => [d, this.generation.get(d) ?? 0]));
-      const rows = await this.host.select<{ dataset_id: string; layout: number; min_ts: string; max_ts: string }>(
+      // The type codes of every slot the datasets' layouts use (a bit per code: groupBitOr).
+      const slots = [...new Set(unknown.flatMap((d) => this.byDataset.get(d)!.flatMap((l) => l.slots.map((s) => s.slot))))].sort((a, b) => a - b);
+      const rows = await this.host.select<Record<string, string | number>>(
         this.host.clients[0]!,
-        `SELECT dataset_id, hot_layout AS layout, toString(min(ts)) AS min_ts, toString(max(ts)) AS max_ts FROM ${this.host.db}.events ` +
-          `WHERE tenant = ? AND dataset_id IN (${unknown.map(() => '?').join(', ')}) GROUP BY dataset_id, layout`,
+        `SELECT dataset_id, hot_layout AS layout, toString(min(ts)) AS min_ts, toString(max(ts)) AS max_ts` +
+          slots.map((slot) => `, groupBitOr(bitShiftLeft(toUInt8(1), hot_t${slot})) AS types${slot}`).join('') +
+          ` FROM ${this.host.db}.events WHERE tenant = ? AND dataset_id IN (${unknown.map(() => '?').join(', ')}) GROUP BY dataset_id, layout`,
         [tenantKey, ...unknown],
       );
       const fresh = new Map<string, Ranges>(unknown.map((d) => [d, new Map()]));
-      for (const r of rows) widen(fresh.get(r.dataset_id)!, Number(r.layout), { minTs: Number(r.min_ts), maxTs: Number(r.max_ts) });
-      for (const [d, ranges] of fresh) if ((this.generation.get(d) ?? 0) === generations.get(d)) this.asked.set(d, ranges);
+      const freshTypes = new Map<string, Types>(unknown.map((d) => [d, new Map()]));
+      for (const r of rows) {
+        const d = String(r['dataset_id']);
+        const layout = Number(r['layout']);
+        widen(fresh.get(d)!, layout, { minTs: Number(r['min_ts']), maxTs: Number(r['max_ts']) });
+        const bits: number[] = [];
+        for (const s of this.byDataset.get(d)!.find((l) => l.id === layout)?.slots ?? []) bits[s.slot] = Number(r[`types${s.slot}`]);
+        addTypes(freshTypes.get(d)!, layout, bits);
+      }
+      for (const [d, ranges] of fresh) {
+        if ((this.generation.get(d) ?? 0) !== generations.get(d)) continue;
+        this.asked.set(d, ranges);
+        this.askedTypes.set(d, freshTypes.get(d)!);
+      }
     }
     const out: HotLayout[] = [];
     for (const d of datasetIds) {
@@ -303,11 +369,22 @@ export class ClickHouseHotLayouts {
         widen(ranges, then?.slots.length ? then.id : 0, anyTs);
       }
       const byId = new Map(list.map((l) => [l.id, l]));
+      const version = this.versions.get(d) ?? `${this.opened}.0`;
+      // Known when the table told them (else any): its answer, and what this process loaded since.
+      const typesOf = (id: number): { types?: number[] } => {
+        if (!this.askedTypes.has(d)) return {};
+        const types = new Map<number, number[]>();
+        for (const source of [this.askedTypes.get(d), this.landedTypes.get(d)]) {
+          const bits = source?.get(id);
+          if (bits) addTypes(types, id, bits);
+        }
+        return { types: types.get(id) ?? [] };
+      };
       for (const [id, stored] of ranges) {
         const layout = byId.get(id);
-        out.push({ id, datasetId: d, slots: layout?.slots ?? [], stored, ...((current?.id ?? 0) === id ? { current: true } : {}) });
+        out.push({ id, datasetId: d, slots: layout?.slots ?? [], stored, ...typesOf(id), version, ...((current?.id ?? 0) === id ? { current: true } : {}) });
       }
-      if (!ranges.has(current?.id ?? 0)) out.push({ id: current?.id ?? 0, datasetId: d, slots: current?.slots ?? [], current: true });
+      if (!ranges.has(current?.id ?? 0)) out.push({ id: current?.id ?? 0, datasetId: d, slots: current?.slots ?? [], ...typesOf(current?.id ?? 0), version, current: true });
     }
     return out;
   }
@@ -323,6 +400,9 @@ export class HotLoad {
   private lastRanges: Ranges = new Map();
   /** The pointer of each written slot in the last dataset's layout. */
   private pointers: Array<string | undefined> = [];
+  /** Per dataset, per layout: the type bits of the rows' slots (indexed by slot). */
+  private readonly types = new Map<string, Types>();
+  private lastTypes: number[] = [];
 
   constructor(
     private readonly layouts: ClickHouseHotLayouts,
@@ -342,6 +422,11 @@ export class HotLoad {
       this.pointers = this.slots.map((slot) => this.lastLayout?.slots.find((s) => s.slot === slot)?.pointer);
       this.lastRanges = this.ranges.get(datasetId) ?? new Map<number, Range>();
       this.ranges.set(datasetId, this.lastRanges);
+      const types = this.types.get(datasetId) ?? new Map<number, number[]>();
+      this.types.set(datasetId, types);
+      const layoutId = this.lastLayout?.id ?? 0;
+      this.lastTypes = types.get(layoutId) ?? [];
+      types.set(layoutId, this.lastTypes);
     }
     const id = this.lastLayout?.id ?? 0;
     const range = this.lastRanges.get(id);
@@ -350,7 +435,18 @@ export class HotLoad {
     else if (ts > range.maxTs) range.maxTs = ts;
     if (!this.columns) return;
     rows.uint32(id);
-    for (const pointer of this.pointers) writeHotSlot(rows, flat!, pointer);
+    this.pointers.forEach((pointer, i) => {
+      const type = writeHotSlot(rows, flat!, pointer);
+      if (pointer !== undefined) {
+        const slot = this.slots[i]!;
+        this.lastTypes[slot] = (this.lastTypes[slot] ?? 0) | (1 << type);
+      }
+    });
+  }
+
+  /** Before the INSERT: the rows' types count from now on (the dataset's version changes when one is new). */
+  landing(): void {
+    this.layouts.recordLanding(this.types);
   }
 
   /** After the INSERT, whether it succeeded or not (a failed one may have stored some rows). */

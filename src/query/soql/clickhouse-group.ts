@@ -8,7 +8,7 @@
 import type { CompiledGroupKey } from '../../engine/event-store.js';
 import type { FieldRef } from './ast.js';
 import { jsonPointer } from './duckdb.js';
-import { hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
 
 /**
  * The SQL expression to GROUP BY. A payload value is the node's `payload_json` element, the
@@ -22,10 +22,11 @@ import { hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
 export function compileClickHouseGroupKey(field: FieldRef, hot?: ClickHouseHotReads): CompiledGroupKey {
   if (field.kind === 'payload') {
     const pointer = jsonPointer(field.path);
-    // A hot key's JSON-text column holds the same element (clickhouse-hot.ts).
-    const column = hotJsonOf(hot, pointer);
-    if (column) return { sql: `nullIf(nullIf(${column}, 'null'), '')`, params: [] };
-    return { sql: "nullIf(nullIf(arrayElement(payload_json, indexOf(payload_paths, ?)), 'null'), '')", params: [pointer] };
+    // A hot key's columns hold the same element (clickhouse-hot.ts); `group by` groups by them first.
+    const json = hotJsonOf(hot, pointer);
+    const twoStep = hotGroupOf(hot, pointer);
+    if (json) return { sql: groupValue(json), params: [], ...(twoStep ? { twoStep } : {}) };
+    return { sql: groupValue('arrayElement(payload_json, indexOf(payload_paths, ?))'), params: [pointer] };
   }
   switch (field.name) {
     case 'dataset':

@@ -6,10 +6,13 @@
  * dataset, then with a second (a key changing type, keys added and dropped, slots differing
  * between datasets so a key has several places). Random filters, `group by` keys and `stats`
  * are compiled with no hot reads, with the reads of the layouts the rows carry (scoped by the
- * query, sometimes narrowed to the layouts' ts range), and with the reads of a compile made
- * before the second layouts existed (their rows then left out by the guard, as rows loaded
- * after the compile are). Filters must equal the in-memory predicate; groups and stats must
- * equal the answer without hot reads over the same rows. Needs OPS_TEST_CLICKHOUSE_URL.
+ * query, sometimes narrowed to the layouts' ts range) with and without the types their slots
+ * hold (as hotLayouts reports them: the `group by` key then groups by the columns that vary),
+ * and with the reads of a compile made before the second layouts existed (their rows then left
+ * out by the guard, as rows loaded after the compile are). In half the runs the hot keys' values
+ * keep one type per phase (ping a number, then a string), so that the types narrow the key.
+ * Filters must equal the in-memory predicate; groups and stats must equal the answer without
+ * hot reads over the same rows. Needs OPS_TEST_CLICKHOUSE_URL.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +25,7 @@ import { RowBinaryWriter } from '../../engine/clickhouse/row-binary.js';
 import { clickhouseEventColumns, eventsColumnsDdl } from '../../engine/clickhouse/clickhouse-schema.js';
 import { clickHouseSlots, hotSlotColumns, writeHotSlot } from '../../engine/clickhouse/clickhouse-hot-layouts.js';
 import { statsSelect } from '../../engine/event-store.js';
+import { groupByStatement } from '../../engine/clickhouse/clickhouse-engine.js';
 import type { HotKey, HotLayout } from '../../engine/hot-columns.js';
 import {
   clickHouseHotReadsOf,
@@ -29,6 +33,7 @@ import {
   compileClickHouseGroupKey,
   compilePredicate,
   compileStats,
+  hotReadsFor,
   noClickHouseHotReads,
   parseSoql,
   printSoql,
@@ -123,24 +128,53 @@ async function load(events: readonly MemoryEvent[], layoutOf: (e: MemoryEvent, i
   await post(`INSERT INTO ${DB}.events (${columns}) FORMAT RowBinary`, rows.written);
 }
 
-/** What hotLayouts answers for these rows: per dataset, the layouts its rows carry and their ts ranges, and the current one. */
-function storedLayouts(events: readonly MemoryEvent[], layoutOf: (e: MemoryEvent, i: number) => HotLayout | undefined, known: readonly HotLayout[], current: readonly HotLayout[]): HotLayout[] {
+/**
+ * What hotLayouts answers for these rows: per dataset, the layouts its rows carry with their ts
+ * ranges and (`withTypes`) the type bits of their slots, and the current one.
+ */
+function storedLayouts(
+  events: readonly MemoryEvent[],
+  layoutOf: (e: MemoryEvent, i: number) => HotLayout | undefined,
+  known: readonly HotLayout[],
+  current: readonly HotLayout[],
+  withTypes: boolean,
+): HotLayout[] {
   const out = new Map<string, HotLayout>();
+  const typed = (l: HotLayout): HotLayout => (withTypes ? { ...l, types: [], version: 'v1' } : l);
   events.forEach((e, i) => {
     const l = layoutOf(e, i);
     if (l && !known.includes(l)) return; // loaded under a layout the compile did not know
     const datasetId = DATASET_IDS.get(e.dataset)!;
     const id = l?.id ?? 0;
-    const entry = out.get(`${datasetId}|${id}`) ?? { id, datasetId, slots: l?.slots ?? [], stored: { minTs: e.ts, maxTs: e.ts } };
+    const entry = out.get(`${datasetId}|${id}`) ?? typed({ id, datasetId, slots: l?.slots ?? [], stored: { minTs: e.ts, maxTs: e.ts } });
     entry.stored = { minTs: Math.min(entry.stored!.minTs, e.ts), maxTs: Math.max(entry.stored!.maxTs, e.ts) };
+    if (entry.types) {
+      const flat = flattenPayload(JSON.stringify(e.payload));
+      for (const s of entry.slots) {
+        const k = flat.paths.indexOf(s.pointer);
+        entry.types[s.slot] = (entry.types[s.slot] ?? 0) | (1 << (k < 0 ? 0 : flat.types[k]!));
+      }
+    }
     out.set(`${datasetId}|${id}`, entry);
   });
   for (const l of current) {
     const entry = out.get(`${l.datasetId}|${l.id}`);
     if (entry) entry.current = true;
-    else out.set(`${l.datasetId}|${l.id}`, { ...l, current: true });
+    else out.set(`${l.datasetId}|${l.id}`, typed({ ...l, current: true }));
   }
   return [...out.values()];
+}
+
+/** The hot keys' values of one type each, per phase (ping a number, then a string), the rest left as generated. */
+function oneTypePerKey(payload: Record<string, unknown>, phase: number): Record<string, unknown> {
+  const out = { ...payload };
+  const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  const number = (v: unknown) => (typeof v === 'number' ? v : text(v).length);
+  if ('ping' in out) out['ping'] = phase < 2 ? number(out['ping']) : text(out['ping']);
+  if ('s' in out) out['s'] = text(out['s']);
+  if ('a' in out) out['a'] = typeof out['a'] === 'boolean' ? out['a'] : text(out['a']).length % 2 === 0;
+  if ('n' in out) out['n'] = Math.trunc(number(out['n']) % 1e6) || 0;
+  return out;
 }
 
 async function selectSeqs(where: string, params: readonly SqlValue[]): Promise<number[]> {
@@ -149,13 +183,9 @@ async function selectSeqs(where: string, params: readonly SqlValue[]): Promise<n
 
 async function selectGroups(query: SoqlQuery, hot: ClickHouseHotReads, extra: string): Promise<unknown> {
   const { where, params } = compileClickHouseFilter(query, { now: NOW, datasetIds: DATASET_IDS, clickHouseHot: hot });
-  const k = compileClickHouseGroupKey(query.groupBy!, hot);
-  return rowsOf(
-    await run(
-      `SELECT ${k.sql} AS value, count() AS n FROM ${DB}.events WHERE tenant = ? AND ${extra} AND (${where}) GROUP BY value ORDER BY n DESC, value ASC NULLS LAST LIMIT 1000 FORMAT JSONEachRow`,
-      [...k.params, TENANT, ...params],
-    ),
-  );
+  // As the engine's aggregate sends it (two steps for a hot key).
+  const statement = groupByStatement(`${DB}.events`, compileClickHouseGroupKey(query.groupBy!, hot), `tenant = ? AND ${extra} AND (${where})`, 1000);
+  return rowsOf(await run(`${statement.sql} FORMAT JSONEachRow`, [...statement.params, TENANT, ...params]));
 }
 
 async function selectStats(statsText: string, hot: ClickHouseHotReads, extra: string): Promise<unknown> {
@@ -198,6 +228,8 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
   test('hot columns change no answer: 200+ random queries, keys hot mid-way with changing types and slots', async () => {
     let queries = 0;
     let columnReads = 0;
+    /** `group by` keys grouped by fewer than all four slot columns (narrowed by their types). */
+    let narrowed = 0;
     await fc.assert(
       fc.asyncProperty(
         eventsArb(30),
@@ -205,22 +237,26 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
         statsArb,
         fc.boolean(),
         fc.boolean(),
-        async (generated, qs, statsText, withoutLayout, sinceSecond) => {
-          // In ts order, one a minute: the phases are ranges of ts.
-          const events = generated.map((e, i) => ({ ...e, ts: NOW - 3_600_000 + i * 60_000 }));
-          const n = events.length;
+        fc.boolean(),
+        fc.constantFrom(...fields),
+        async (generated, qs, statsText, withoutLayout, sinceSecond, typed, grouped) => {
+          const n = generated.length;
           const phase = (i: number) => (withoutLayout && i < n / 3 ? 0 : i < (2 * n) / 3 ? 1 : 2);
+          // In ts order, one a minute: the phases are ranges of ts.
+          const events = generated.map((e, i) => ({ ...e, ts: NOW - 3_600_000 + i * 60_000, ...(typed ? { payload: oneTypePerKey(e.payload, phase(i)) } : {}) }));
           const layoutOf = (e: MemoryEvent, i: number): HotLayout | undefined => {
             const p = phase(i);
             const datasetId = DATASET_IDS.get(e.dataset)!;
             return p === 0 ? undefined : (p === 1 ? first : second).find((l) => l.datasetId === datasetId);
           };
           await load(events, layoutOf);
-          const all = storedLayouts(events, layoutOf, [...first, ...second], second);
-          const stale = storedLayouts(events, layoutOf, first, first);
+          const all = storedLayouts(events, layoutOf, [...first, ...second], second, true);
+          const untyped = storedLayouts(events, layoutOf, [...first, ...second], second, false);
+          const stale = storedLayouts(events, layoutOf, first, first, true);
           const firstPhase1 = events.findIndex((_, i) => phase(i) === 1);
           const cut = sinceSecond && firstPhase1 >= 0 ? events[firstPhase1]!.ts : undefined;
-          for (const generatedQuery of [...qs, ...(n ? [parseSoql('payload.ping exists group by payload.ping')] : [])]) {
+          const extra = n ? [parseSoql('payload.ping exists group by payload.ping'), parseSoql(`group by ${grouped}`)] : [];
+          for (const generatedQuery of [...qs, ...extra]) {
             // Sometimes only the rows with a layout, by a top-level ts bound.
             const query: SoqlQuery =
               cut === undefined
@@ -236,11 +272,13 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
                       ] as Expr[],
                     },
                   };
-            const scope = readScope(query, { now: NOW, datasetIds: DATASET_IDS });
+            // As the query service gets them (the `group by` key's types with them).
+            const readsOf = (layouts: HotLayout[]) => hotReadsFor('clickhouse', layouts, query, { now: NOW, datasetIds: DATASET_IDS }) as ClickHouseHotReads;
             const readings: Array<[string, ClickHouseHotReads]> = [
               ['no hot columns', noClickHouseHotReads],
-              ['every layout', clickHouseHotReadsOf(all, scope)],
-              ['compiled before the second layouts', clickHouseHotReadsOf(stale, scope)],
+              ['every layout', readsOf(all)],
+              ['every layout, types not known', readsOf(untyped)],
+              ['compiled before the second layouts', readsOf(stale)],
             ];
             const matches = events.filter(compilePredicate(query, { now: NOW }));
             for (const [name, hot] of readings) {
@@ -253,6 +291,8 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
               const label = `${printSoql(query)} (${name}, ${withoutLayout ? 'some rows without layout' : 'every row with one'})`;
               assert.deepEqual(await selectSeqs(where, params), expected, label);
               if (query.groupBy) {
+                const two = compileClickHouseGroupKey(query.groupBy, hot).twoStep;
+                if (two && two.keys.length < 4) narrowed++;
                 assert.deepEqual(await selectGroups(query, hot, guard ?? '1'), await selectGroups(query, noClickHouseHotReads, guard ?? '1'), `${label} group by`);
               }
             }
@@ -270,7 +310,8 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
     );
     assert.ok(queries >= 200, `${queries} queries`);
     assert.ok(columnReads >= 50, `only ${columnReads} of ${queries} read hot columns`);
-    console.log(`# ${queries} queries, ${columnReads} of them reading hot columns`);
+    assert.ok(narrowed >= 20, `only ${narrowed} group by keys narrowed by their types`);
+    console.log(`# ${queries} queries, ${columnReads} of them reading hot columns, ${narrowed} group by keys narrowed by their types`);
   });
 
   test('a key read from columns only where every row of the read has it', () => {
@@ -318,4 +359,40 @@ describe('hot payload keys on a ClickHouse server', { skip }, () => {
     assert.doesNotMatch(group.sql, /payload_/);
     assert.deepEqual(group.params, []);
   });
+});
+
+test('a hot `group by` key groups by the slot columns its types leave varying', () => {
+  const game = ids[0]!;
+  const slots = first[0]!.slots; // ping, s, a, b/a
+  const slotOf = (pointer: string) => slots.find((s) => s.pointer === pointer)!.slot;
+  const bits = (...codes: number[]) => codes.reduce((b, c) => b | (1 << c), 0);
+  const form = (pointer: string, typeBits: number | undefined, version: string | null = 'v7') => {
+    const types: number[] = [];
+    if (typeBits !== undefined) types[slotOf(pointer)] = typeBits;
+    const layout: HotLayout = { id: 1, datasetId: game, slots, stored: { minTs: 0, maxTs: NOW }, current: true, ...(typeBits !== undefined ? { types } : {}), ...(version ? { version } : {}) };
+    const q = parseSoql(`dataset:game group by payload.${pointer.slice(1).replace('/', '.')}`);
+    const hot = hotReadsFor('clickhouse', [layout], q, { now: NOW, datasetIds: DATASET_IDS }) as ClickHouseHotReads;
+    return { keys: compileClickHouseGroupKey(q.groupBy!, hot).twoStep?.keys, relied: [...hot.relied] };
+  };
+  // Strings only (the bench's map): the text alone, like `group by source`.
+  assert.deepEqual(form('/s', bits(1)), { keys: ['key_s'], relied: [[game, 'v7']] });
+  // Sometimes missing: the type too.
+  assert.deepEqual(form('/s', bits(0, 1)).keys, ['key_t', 'key_s']);
+  assert.deepEqual(form('/ping', bits(0, 2)).keys, ['key_t', 'key_n']);
+  assert.deepEqual(form('/a', bits(3)).keys, ['key_s']);
+  // Objects or arrays: their JSON text is the only column telling them apart.
+  assert.deepEqual(form('/b/a', bits(1, 5)).keys, ['key_t', 'key_s', 'key_j']);
+  // Missing everywhere: one group by the type.
+  assert.deepEqual(form('/s', bits(0)).keys, ['key_t']);
+  // Types not known, or not versioned: all four, relying on nothing.
+  assert.deepEqual(form('/s', undefined), { keys: ['key_t', 'key_s', 'key_n', 'key_j'], relied: [] });
+  assert.deepEqual(form('/s', bits(1), null), { keys: ['key_t', 'key_s', 'key_n', 'key_j'], relied: [] });
+  // The query service's third attempt (withJson) relies on no types either.
+  const layout: HotLayout = { id: 1, datasetId: game, slots, current: true, types: [bits(1)], version: 'v7' };
+  const q = parseSoql('dataset:game group by payload.ping');
+  const third = hotReadsFor('clickhouse', [layout], q, { now: NOW, datasetIds: DATASET_IDS }, { withJson: true }) as ClickHouseHotReads;
+  assert.equal(third.relied.size, 0);
+  assert.equal(compileClickHouseGroupKey(q.groupBy!, third).twoStep?.keys.length, 4);
+  // Stats keep the one-step key (their aggregates other than count would need merging).
+  assert.match(compileClickHouseGroupKey(q.groupBy!, third).sql, /^nullIf\(nullIf\(multiIf\(hot_j/);
 });

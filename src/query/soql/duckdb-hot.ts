@@ -204,7 +204,8 @@ export const hotGroupKey = (reads: HotReads, pointer: string, json: () => string
 /**
  * Whether the store's counts a read relied on (HotReads.relied) are still those of the layouts
  * asked after it: then no row the read saw needed the JSON (every change is versioned before
- * its rows commit). ClickHouse's reads rely on nothing of the kind.
+ * its rows commit). ClickHouse's `group by` relies on the types of its key the same way
+ * (clickhouse-hot.ts).
  */
 export function stillHolds(hot: { relied?: ReadonlyMap<string, string> } | undefined, layoutsAfter: readonly HotLayout[]): boolean {
   for (const [datasetId, version] of hot?.relied ?? []) {

@@ -81,8 +81,8 @@ export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: AnyH
  * The hot reads of a query in the dialect, from the store's layouts of the query's datasets
  * (EventStore.hotLayouts). DuckDB reads a column per row where it can, and the column alone
  * for the keys no stored row of the query's datasets needs the JSON for, unless `withJson`
- * (duckdb-hot.ts); ClickHouse only for the keys every row in the query's scope has
- * (clickhouse-hot.ts).
+ * (duckdb-hot.ts); ClickHouse only for the keys every row in the query's scope has, with the
+ * `group by` key's types unless `withJson` (clickhouse-hot.ts).
  */
 export function hotReadsFor(
   dialect: SqlDialect,
@@ -96,7 +96,9 @@ export function hotReadsFor(
       if (options.withJson) return hotReadsOf(layouts);
       return hotReadsOf(layouts, { datasetIds: readScope(query, ctx).datasetIds, pointers: new Set(payloadPaths(query).map(jsonPointer)) });
     case 'clickhouse':
-      return layouts.length ? clickHouseHotReadsOf(layouts, readScope(query, ctx)) : noClickHouseHotReads;
+      // The `group by` key's types unless `withJson` (the third attempt: types not relied on).
+      if (!layouts.length) return noClickHouseHotReads;
+      return clickHouseHotReadsOf(layouts, readScope(query, ctx), !options.withJson && query.groupBy?.kind === 'payload' ? jsonPointer(query.groupBy.path) : undefined);
   }
 }
 
