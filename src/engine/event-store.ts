@@ -95,7 +95,23 @@ export interface CompiledGroupKey {
    * expression over the aliases giving each inner group's key as `sql` would, their counts
    * summed. No `?` in any of them; stats use `sql`.
    */
-  twoStep?: { columns: string[]; keys: string[]; value: string };
+  twoStep?: TwoStepGroup & {
+    /**
+     * A key narrowed by the types this process knows its rows to hold (its own loads and the
+     * table's when it first asked): `bits` those types, `typeColumn` the slot's type column.
+     * Another ingester's rows may hold a type it has not seen, which the narrowed key would
+     * group wrongly; so the statement also reads the types of every row it groups, and when
+     * one is outside `bits` the answer is `exact`'s (every column).
+     */
+    assumed?: { typeColumn: string; bits: number; exact: TwoStepGroup };
+  };
+}
+
+/** The two steps of a `group by` key (CompiledGroupKey.twoStep). */
+export interface TwoStepGroup {
+  columns: string[];
+  keys: string[];
+  value: string;
 }
 
 export interface AggregateRequest {

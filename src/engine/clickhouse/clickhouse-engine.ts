@@ -9,6 +9,7 @@ import {
   type AggregateRequest,
   type CompiledFilter,
   type CompiledGroupKey,
+  type TwoStepGroup,
   type FieldStats,
   type FieldStatsRequest,
   type RawGroupRow,
@@ -106,18 +107,43 @@ const whereOf = (filter: CompiledFilter): string => {
  * The `group by` statement over `table` with the rows of `where`, ordered and cut as
  * AggregateRequest says; `params` are the key's, bound before `where`'s. A key with `twoStep`
  * (a hot key: src/query/soql/clickhouse-hot.ts) is grouped by its columns first and its value
- * written once per such group, the counts of groups with the same value summed.
+ * written once per such group, the counts of groups with the same value summed. A key narrowed
+ * by assumed types also reads every grouped row's type (`key_types`, over all groups WITH
+ * TOTALS, whatever the LIMIT); `check` says which types it assumed and the statement to run
+ * instead when a row held another (runGroupBy).
  */
-export function groupByStatement(table: string, key: CompiledGroupKey, where: string, limit: number): { sql: string; params: CompiledGroupKey['params'] } {
+export function groupByStatement(
+  table: string,
+  key: CompiledGroupKey,
+  where: string,
+  limit: number,
+): { sql: string; params: CompiledGroupKey['params']; check?: { bits: number; exactSql: string } } {
   const order = `ORDER BY n DESC, value ASC NULLS LAST LIMIT ${Math.trunc(limit)}`;
   const two = key.twoStep;
   if (!two) return { sql: `SELECT ${key.sql} AS value, count() AS n FROM ${table} WHERE ${where} GROUP BY value ${order}`, params: key.params };
-  return {
-    sql:
-      `SELECT ${two.value} AS value, sum(key_count) AS n FROM (SELECT ${two.columns.join(', ')}, count() AS key_count ` +
-      `FROM ${table} WHERE ${where} GROUP BY ${two.keys.join(', ')}) GROUP BY value ${order}`,
-    params: [],
-  };
+  const steps = (group: TwoStepGroup, typeColumn?: string) =>
+    `SELECT ${group.value} AS value, sum(key_count) AS n${typeColumn ? ', groupBitOr(key_types) AS key_types' : ''} ` +
+    `FROM (SELECT ${group.columns.join(', ')}, count() AS key_count${typeColumn ? `, groupBitOr(bitShiftLeft(toUInt64(1), ${typeColumn})) AS key_types` : ''} ` +
+    `FROM ${table} WHERE ${where} GROUP BY ${group.keys.join(', ')}) GROUP BY value${typeColumn ? ' WITH TOTALS' : ''} ${order}`;
+  if (!two.assumed) return { sql: steps(two), params: [] };
+  return { sql: steps(two, two.assumed.typeColumn), params: [], check: { bits: two.assumed.bits, exactSql: steps(two.assumed.exact) } };
+}
+
+/**
+ * Runs a groupByStatement: with a `check`, through `readTotals` (the rows and the TOTALS row),
+ * and again as its exact statement when the totals show a type outside the assumed ones.
+ */
+export async function runGroupBy<T>(
+  statement: ReturnType<typeof groupByStatement>,
+  params: readonly SqlValue[],
+  read: (sql: string, params: readonly SqlValue[]) => Promise<T[]>,
+  readTotals: (sql: string, params: readonly SqlValue[]) => Promise<{ data: T[]; totals?: Record<string, unknown> }>,
+): Promise<T[]> {
+  const check = statement.check;
+  if (!check) return read(statement.sql, params);
+  const { data, totals } = await readTotals(statement.sql, params);
+  const seen = Number(totals?.['key_types'] ?? 0);
+  return seen & ~check.bits ? read(check.exactSql, params) : data;
 }
 
 /**
@@ -288,6 +314,22 @@ export class ClickHouseEngine implements EventEngine {
         clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
       });
       return await result.json<T>();
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  /** A read whose statement says WITH TOTALS: its rows and the totals row (format JSON). */
+  private async readWithTotals<T>(sql: string, params: readonly SqlValue[]): Promise<{ data: T[]; totals?: Record<string, unknown> }> {
+    if (this.closed) throw new Error('event store closed');
+    const client = this.clients[this.readReplica++ % this.clients.length]!;
+    try {
+      const result = await client.query({
+        query: bindParams(sql, params),
+        format: 'JSON',
+        clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
+      });
+      return (await result.json()) as unknown as { data: T[]; totals?: Record<string, unknown> };
     } catch (error) {
       throw this.translate(error);
     }
@@ -479,8 +521,14 @@ export class ClickHouseEngine implements EventEngine {
   }
 
   async aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]> {
-    const { sql, params } = groupByStatement(`${this.db}.events`, request.key, `tenant = ? AND (${whereOf(request.filter)})`, request.limit);
-    const rows = await this.read<{ value: string | number | null; n: string }>(sql, [...params, tenantKey(tenant), ...request.filter.params]);
+    const statement = groupByStatement(`${this.db}.events`, request.key, `tenant = ? AND (${whereOf(request.filter)})`, request.limit);
+    type Row = { value: string | number | null; n: string };
+    const rows = await runGroupBy<Row>(
+      statement,
+      [...statement.params, tenantKey(tenant), ...request.filter.params],
+      (sql, params) => this.read<Row>(sql, params),
+      (sql, params) => this.readWithTotals<Row>(sql, params),
+    );
     return rows.map((r) => ({ key: r.value, count: Number(r.n) }));
   }
 

@@ -26,7 +26,7 @@
  * The SQL added is built from constants, column names `hot_[tsnj]<0–31>` and integers (layout
  * ids, type codes): no text of the query and no `?`.
  */
-import type { CompiledGroupKey } from '../../engine/event-store.js';
+import type { CompiledGroupKey, TwoStepGroup } from '../../engine/event-store.js';
 import type { HotLayout } from '../../engine/hot-columns.js';
 import { payloadType } from '../../engine/clickhouse/payload-paths.js';
 import type { CompareOp, Expr, SoqlQuery, Value } from './ast.js';
@@ -208,6 +208,12 @@ export function hotGroupOf(reads: ClickHouseHotReads | undefined, pointer: strin
   const [t, s, n, j] = (['t', 's', 'n', 'j'] as const).map((kind) => hotColumnOf(reads, pointer, kind));
   if (!t || !s || !n || !j) return undefined;
   const types = reads!.types.get(pointer) ?? anyType;
+  const group = twoStepOf(t, s, n, j, types);
+  // Narrowed by what this process knows: checked against the rows' types (CompiledGroupKey).
+  return types === anyType ? group : { ...group, assumed: { typeColumn: t, bits: types, exact: twoStepOf(t, s, n, j, anyType) } };
+}
+
+function twoStepOf(t: string, s: string, n: string, j: string, types: number): TwoStepGroup {
   // The codes present: 0 (missing) and payloadType's.
   const codes = [0, ...Object.values(payloadType)].filter((c) => types & bit(c));
   const varies = {
