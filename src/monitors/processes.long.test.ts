@@ -9,7 +9,11 @@ type Body = NotificationBody;
 test('serve --workers 2 on one store: every threshold firing is notified once, and every matched event once whichever worker took its ingest', { timeout: 240_000 }, async () => {
   const store = await processStore('ops-monitors-workers-');
   const receiver = await startReceiver([{ status: 200 }]);
-  const servers = await workers(store);
+  // A receiver left listening keeps the file alive until the runner's timeout: closed if the workers do not start.
+  const servers = await workers(store).catch(async (error: unknown) => {
+    await receiver.close();
+    throw error;
+  });
   const { port } = servers;
   const ctx = await store.open();
   try {

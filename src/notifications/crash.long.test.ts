@@ -9,7 +9,11 @@ test('kill -9 while a notification is being sent: after the restart it is sent a
   // The first request is never answered: the process dies holding it.
   const receiver = await startReceiver(['hang', { status: 200 }]);
   const port = await freePort();
-  let child = await serveProcess(store.dataDir, port, store.env);
+  // A receiver left listening keeps the file alive until the runner's timeout: closed if the server does not start.
+  let child = await serveProcess(store.dataDir, port, store.env).catch(async (error: unknown) => {
+    await receiver.close();
+    throw error;
+  });
   try {
     const channel = await call(port, store.token, 'POST', '/channels', { name: 'crash', kind: 'webhook', url: receiver.url });
     assert.equal(channel.status, 201, channel.text);
