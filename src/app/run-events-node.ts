@@ -36,7 +36,7 @@ export async function startEventsNode(given: Config, options: { logger?: LoggerS
     throw error;
   }
   try {
-    const server = await serveEventsNode(events.store, { ...config.eventsNode, secret: loadSecretKey(config.secretKey, config.dataDir), log });
+    const server = await serveEventsNode(events.store, { ...config.eventsNode, secret: loadSecretKey(config.secretKey, config.dataDir), log, keepAliveTimeoutMs: config.keepAliveTimeoutMs });
     events.start?.();
     let closing: Promise<void> | undefined;
     return {

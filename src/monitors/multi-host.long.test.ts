@@ -38,7 +38,10 @@ async function installation() {
     shared.OPS_NATS_URL = `nats://${services.nats.host}:${services.nats.port}`;
   }
   const nodePort = await freePort();
-  const children: ChildProcess[] = [await eventsNodeProcess(store.dataDir, nodePort, shared)];
+  // The lease test freezes a host for a minute or more with an answer of the events node unread in
+  // its socket: the node must not close that connection as idle meanwhile (its default, 72 s, is
+  // at the edge of a minute's lease plus the other host's takeover on a loaded machine).
+  const children: ChildProcess[] = [await eventsNodeProcess(store.dataDir, nodePort, { ...shared, OPS_KEEPALIVE_TIMEOUT_MS: '600000' })];
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: nodePort });
   const dirs: string[] = [];
   const ctx = await store.open();

@@ -76,7 +76,10 @@ export interface EventsNodeServer {
  * Serves an EventStore this process owns to the installation's other API processes
  * (RemoteEventStore is the other end). Only callers that prove the secret key are answered.
  */
-export async function serveEventsNode(store: EventStore, options: { host: string; port: number; secret: Buffer; log: Logger }): Promise<EventsNodeServer> {
+export async function serveEventsNode(
+  store: EventStore,
+  options: { host: string; port: number; secret: Buffer; log: Logger; keepAliveTimeoutMs?: number },
+): Promise<EventsNodeServer> {
   const expected = Buffer.from(eventsNodeKey(options.secret));
   const authorised = (given: string | string[] | undefined) => {
     if (typeof given !== 'string') return false;
@@ -131,9 +134,10 @@ export async function serveEventsNode(store: EventStore, options: { host: string
     };
   });
   // Calls wait for the loader (read-your-writes) and for DuckDB: no request timeout of our own,
-  // the caller bounds its wait. Idle kept-alive connections are closed after a while.
+  // the caller bounds its wait. Idle kept-alive connections are closed after a while
+  // (OPS_KEEPALIVE_TIMEOUT_MS, as the API's listeners; RemoteEventStore drops its own after 30 s).
   server.requestTimeout = 0;
-  server.keepAliveTimeout = 60_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
