@@ -22,6 +22,7 @@ import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { BatchReader, encodeBatch } from '../src/engine/wal/event-batch.js';
 import type { NewEvent } from '../src/engine/event-store.js';
 import { hotColumnsOf, hotColumnType, nextSlots, type HotKey, type HotLayout } from '../src/engine/hot-columns.js';
+import { hotPayload, hotPayloadKeys } from './hot-payload.js';
 import { fmt, median, tempDir } from './support.js';
 
 const events = Number(process.env.BENCH_EVENTS ?? 400_000);
@@ -34,8 +35,6 @@ const perCommit = 48_000;
  */
 const lowCardinality = process.env.BENCH_SHAPE === 'low';
 const perRecord = 100;
-const maps = ['dust2', 'inferno', 'mirage', 'nuke', 'overpass', 'vertigo', 'ancient'];
-const weapons = ['ak47', 'm4a1', 'awp', 'deagle', 'mp9', 'famas'];
 const tenant = { orgId: 'org_bench', projectId: 'prj_bench', mode: 'live' as const };
 const datasetId = 'ds_bench';
 
@@ -49,30 +48,12 @@ const all: NewEvent[] = Array.from({ length: events }, (_, n) => ({
   actor: `player-${(n * 7919) % 5000}`,
   source: `srv-${n % 20}`,
   message: '',
-  payload: JSON.stringify({
-    map: maps[n % maps.length],
-    ping: (n * 13) % 250,
-    ...(lowCardinality ? { server: `eu-west-srv-${String(n % 40).padStart(2, '0')}` } : { player_id: `p_${String((n * 7919) % 50000).padStart(10, '0')}` }),
-    round: n % 30,
-    region: `eu-${n % 4}`,
-    ranked: n % 3 === 0,
-    weapon: weapons[n % weapons.length],
-    ...(lowCardinality ? { patch: `1.38.${n % 3}-hotfix-${n % 2}` } : { steam_id: `7656119${String((n * 104729) % 1e10).padStart(10, '0')}` }),
-  }),
+  payload: JSON.stringify(hotPayload(n, lowCardinality)),
   bytesRaw: 260,
 }));
 const records: Buffer[] = [];
 for (let from = 0; from < all.length; from += perRecord) records.push(encodeBatch(tenant, 1_714_000_000_003, all.slice(from, from + perRecord)));
-const keys: HotKey[] = [
-  { pointer: '/map', type: 'string' },
-  { pointer: '/ping', type: 'number' },
-  { pointer: lowCardinality ? '/server' : '/player_id', type: 'string' },
-  { pointer: '/round', type: 'number' },
-  { pointer: '/region', type: 'string' },
-  { pointer: '/ranked', type: 'boolean' },
-  { pointer: '/weapon', type: 'string' },
-  { pointer: lowCardinality ? '/patch' : '/steam_id', type: 'string' },
-];
+const keys: HotKey[] = hotPayloadKeys(lowCardinality).map(({ key, type }) => ({ pointer: `/${key}`, type }));
 const only = process.env.BENCH_HOT_ONLY ? process.env.BENCH_HOT_ONLY.split(',') : undefined;
 const layout: HotLayout = { id: 1, datasetId, slots: nextSlots([], only ? keys.filter((k) => only.includes(k.pointer.slice(1))) : keys)! };
 

@@ -7,22 +7,12 @@
 // Used by bench/ingest.ts (`npm run bench:ingest`; BENCH_HOT=0 leaves it out, BENCH_HOT_ONLY=1
 // runs only it; BENCH_HOT_SHAPE=low swaps the two identifier-like keys for low-cardinality ones).
 import { round, type Route, type RoundResult } from './ingest-routes.js';
+import { hotPayload, hotPayloadKeys } from './hot-payload.js';
 import { fmt, median } from './support.js';
 
-const maps = ['dust2', 'inferno', 'mirage', 'nuke', 'overpass', 'vertigo', 'ancient'];
-const weapons = ['ak47', 'm4a1', 'awp', 'deagle', 'mp9', 'famas'];
 const regions = ['eu-west', 'eu-north', 'us-east', 'ap-south'];
 const lowCardinality = process.env.BENCH_HOT_SHAPE === 'low';
-const hotKeys = [
-  { key: 'map', type: 'string' },
-  { key: 'ping', type: 'number' },
-  { key: lowCardinality ? 'server' : 'player_id', type: 'string' },
-  { key: 'round', type: 'number' },
-  { key: 'region', type: 'string' },
-  { key: 'ranked', type: 'boolean' },
-  { key: 'weapon', type: 'string' },
-  { key: lowCardinality ? 'patch' : 'steam_id', type: 'string' },
-];
+const hotKeys = hotPayloadKeys(lowCardinality);
 
 function event(n: number, base: number): Record<string, unknown> {
   return {
@@ -31,16 +21,7 @@ function event(n: number, base: number): Record<string, unknown> {
     event: ['match_start', 'match_end', 'kill', 'purchase'][n % 4],
     actor: `player-${(n * 7919) % 50000}`,
     source: `game-server/${regions[n % regions.length]}/node-${n % 16}`,
-    payload: {
-      map: maps[n % maps.length],
-      ping: (n * 13) % 250,
-      ...(lowCardinality ? { server: `eu-west-srv-${String(n % 40).padStart(2, '0')}` } : { player_id: `p_${String((n * 7919) % 50000).padStart(10, '0')}` }),
-      round: n % 30,
-      region: `eu-${n % 4}`,
-      ranked: n % 3 === 0,
-      weapon: weapons[n % weapons.length],
-      ...(lowCardinality ? { patch: `1.38.${n % 3}-hotfix-${n % 2}` } : { steam_id: `7656119${String((n * 104729) % 1e10).padStart(10, '0')}` }),
-    },
+    payload: hotPayload(n, lowCardinality),
   };
 }
 
