@@ -601,39 +601,39 @@ if (results.length > 1) {
   line('events/s ÷ appender', (r) => fmt(r.run.result.eventsPerSecond / r.appenderRate, 2));
   line('load average, start–end', (r) => r.run.loadAverage.map((l) => fmt(l, 1)).join('–'));
 }
-// The shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one fresh server (issue #29).
-if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
+/** One fresh server (one tenant, log level warn, no rate limit) for a side comparison; stopped and removed after. */
+async function onFreshServer(run: (apiUrl: string, pid: number, token: string) => Promise<void>): Promise<void> {
   const prepared = await prepareDataDir(1);
   const server = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
   try {
     console.log('');
-    await benchRoutes(server.apiUrl, server.child.pid!, prepared.tokens[0]!, shapes[0]!.bodies, {
-      clients: shapes[0]!.clients,
-      perRequest,
-      seconds: Number(process.env.BENCH_ROUTE_SECONDS ?? 5),
-      rounds: Number(process.env.BENCH_ROUTE_ROUNDS ?? 3),
-    });
+    await run(server.apiUrl, server.child.pid!, prepared.tokens[0]!);
   } finally {
     await server.stop();
     fs.rmSync(prepared.dataDir, { recursive: true, force: true });
   }
 }
-// 8 hot payload keys against none on the whole write path, one fresh server (issue #31).
+// The shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON (issue #29).
+if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
+  await onFreshServer((apiUrl, pid, token) =>
+    benchRoutes(apiUrl, pid, token, shapes[0]!.bodies, {
+      clients: shapes[0]!.clients,
+      perRequest,
+      seconds: Number(process.env.BENCH_ROUTE_SECONDS ?? 5),
+      rounds: Number(process.env.BENCH_ROUTE_ROUNDS ?? 3),
+    }),
+  );
+}
+// 8 hot payload keys against none on the whole write path (issue #31).
 if (process.env.BENCH_HOT !== '0' && process.env.BENCH_ROUTES_ONLY !== '1') {
-  const prepared = await prepareDataDir(1);
-  const server = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000' });
-  try {
-    console.log('');
-    await benchHotKeys(server.apiUrl, server.child.pid!, prepared.tokens[0]!, {
+  await onFreshServer((apiUrl, pid, token) =>
+    benchHotKeys(apiUrl, pid, token, {
       clients: Number(process.env.BENCH_CLIENTS ?? 4),
       perRequest,
       seconds: Number(process.env.BENCH_HOT_SECONDS ?? 5),
       rounds: Number(process.env.BENCH_HOT_ROUNDS ?? 3),
-    });
-  } finally {
-    await server.stop();
-    fs.rmSync(prepared.dataDir, { recursive: true, force: true });
-  }
+    }),
+  );
 }
 if (process.env.BENCH_ROUTES_ONLY === '1' || hotOnly) process.exit(0);
 const duckRun = results[0]!.run;
