@@ -305,34 +305,29 @@ export class ClickHouseEngine implements EventEngine {
     }
   }
 
-  private async select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]> {
+  private select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]> {
+    return this.answer<T[]>(client, sql, params, 'JSONEachRow');
+  }
+
+  /** A statement's answer in `format` (JSONEachRow: the rows; JSON: an object with `data` and, WITH TOTALS, `totals`). */
+  private async answer<R>(client: ClickHouseClient, sql: string, params: readonly SqlValue[], format: 'JSONEachRow' | 'JSON'): Promise<R> {
     if (this.closed) throw new Error('event store closed');
     try {
       const result = await client.query({
         query: bindParams(sql, params),
-        format: 'JSONEachRow',
+        format,
         clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
       });
-      return await result.json<T>();
+      return (await result.json()) as R;
     } catch (error) {
       throw this.translate(error);
     }
   }
 
-  /** A read whose statement says WITH TOTALS: its rows and the totals row (format JSON). */
-  private async readWithTotals<T>(sql: string, params: readonly SqlValue[]): Promise<{ data: T[]; totals?: Record<string, unknown> }> {
-    if (this.closed) throw new Error('event store closed');
+  /** A read whose statement says WITH TOTALS: its rows and the totals row, spread over the hosts as `read`. */
+  private readWithTotals<T>(sql: string, params: readonly SqlValue[]): Promise<{ data: T[]; totals?: Record<string, unknown> }> {
     const client = this.clients[this.readReplica++ % this.clients.length]!;
-    try {
-      const result = await client.query({
-        query: bindParams(sql, params),
-        format: 'JSON',
-        clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
-      });
-      return (await result.json()) as unknown as { data: T[]; totals?: Record<string, unknown> };
-    } catch (error) {
-      throw this.translate(error);
-    }
+    return this.answer(client, sql, params, 'JSON');
   }
 
   /** A read on the Distributed (or only) `events` table, spread over the hosts. */
