@@ -279,6 +279,8 @@ interface EngineRun {
   threadCpu: ThreadCpu[];
   lags: number[];
   pacedResult: { p50: number; p99: number; requests: number };
+  /** Server CPU per event (all threads) during the paced run: the same rate for every server, so loads of the same size. */
+  pacedCpuPerEvent: number;
   peakRss: number;
   peakRssSaturated: number;
   /** The machine's 1-minute load average when the server started and when it stopped (2 cores). */
@@ -452,6 +454,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
   let threadCpu: ThreadCpu[];
   let lags: number[];
   let pacedResult;
+  let pacedCpuPerEvent: number;
   let load: ClickHouseLoad | undefined;
   try {
     await run(2_000); // warm-up (JIT, first row groups)
@@ -519,7 +522,9 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
         probeFailures: failures.n,
       };
     }
+    const pacedCpuBefore = serverCpu();
     pacedResult = await paced(pacedRate, 10_000);
+    pacedCpuPerEvent = ((serverCpu() - pacedCpuBefore) / (pacedResult.requests * perRequest)) * 1e6;
     clearInterval(timer);
     sampleRss();
   } finally {
@@ -527,7 +532,7 @@ async function benchServer(shape: Shape, dataDir: string, tokens: string[], env:
     agent.destroy();
     await server.stop();
   }
-  return { result, cpuPerEvent, systemPerEvent, threadCpu, lags, pacedResult, peakRss, peakRssSaturated, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
+  return { result, cpuPerEvent, systemPerEvent, threadCpu, lags, pacedResult, pacedCpuPerEvent, peakRss, peakRssSaturated, loadAverage: [loadBefore, os.loadavg()[0]!], ...(load ? { clickhouse: load } : {}) };
 }
 
 function printRun(title: string, shape: Shape, r: EngineRun, disk: string) {
@@ -536,7 +541,7 @@ function printRun(title: string, shape: Shape, r: EngineRun, disk: string) {
   console.log(`  events/s            ${fmt(result.eventsPerSecond)}   (goal ≥ 130,000, then 260,000)`);
   console.log(`  MB/s                ${fmt(result.mbPerSecond, 1)}`);
   console.log(`  request latency     p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (saturated, ${shape.clients} clients back to back)`);
-  console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s)`);
+  console.log(`  at ${fmt(pacedRate)} events/s    ack p50 ${fmt(pacedResult.p50, 1)} ms, p99 ${fmt(pacedResult.p99, 1)} ms   (goal p99 < 100; ${pacedResult.requests} requests paced over 10 s); server CPU ${fmt(r.pacedCpuPerEvent, 2)} µs/event`);
   console.log(`  freshness           acknowledged → queryable p50 ${fmt(lags[Math.floor(lags.length * 0.5)] ?? NaN, 1)} ms, p99 ${fmt(lags[Math.floor(lags.length * 0.99)] ?? NaN, 1)} ms (${lags.length} probes under the saturated load)`);
   console.log(`  server CPU          ${fmt(cpuPerEvent, 2)} µs/event (all threads: HTTP, parse, log, loader, DuckDB; goal ≤ 8; of which kernel ${fmt(systemPerEvent, 2)}; 2 cores = ${fmt(2e6 / cpuPerEvent)} events/s if CPU-bound)`);
   for (const t of r.threadCpu) if (t.perEvent >= 0.05) console.log(`    ${fmt(t.perEvent, 2).padStart(6)} µs/event  ${t.name}${t.threads > 1 ? ` (${t.threads} threads)` : ''}`);
@@ -595,6 +600,7 @@ if (results.length > 1) {
   line('peak RSS saturated, MB', (r) => fmt(r.run.peakRssSaturated / 1e6));
   line('peak RSS with paced, MB', (r) => fmt(r.run.peakRss / 1e6));
   line(`ack p99 at ${fmt(pacedRate)}/s, ms`, (r) => fmt(r.run.pacedResult.p99, 1));
+  line(`server CPU at ${fmt(pacedRate)}/s, µs/event`, (r) => fmt(r.run.pacedCpuPerEvent, 2));
   line('JSON.parse alone, lines/s', (r) => fmt(r.parseRate));
   line('bare appender, rows/s', (r) => fmt(r.appenderRate));
   line('bare appender, µs CPU/row', (r) => fmt(r.appenderCpu, 2));

@@ -38,6 +38,11 @@ export interface Config {
     /** Events per load transaction. */
     loadBatchEvents: number;
     /**
+     * OPS_EVENTS_LOAD_INTERVAL_MS: a load starts at most this often (default 100) unless a read
+     * waits for it or it would be full, so each transaction carries more events (engine/wal/wal-loader.ts).
+     */
+    loadIntervalMs: number;
+    /**
      * OPS_EVENTS_THREADS: DuckDB's `threads` (default 2). The setting is the instance's, not a
      * connection's (DuckDB 1.5 refuses it per session), so it sizes the API's reads and the
      * monitors' alike: with 1 each statement runs on its caller's thread only, and an
@@ -221,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
       readWaitMs: integer(env, 'OPS_EVENTS_READ_WAIT_MS', 10_000, 1, 600_000),
       segmentBytes: integer(env, 'OPS_EVENTS_SEGMENT_BYTES', 64 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
       loadBatchEvents: integer(env, 'OPS_EVENTS_LOAD_BATCH', 50_000, 1, 1_000_000),
+      loadIntervalMs: integer(env, 'OPS_EVENTS_LOAD_INTERVAL_MS', 100, 0, 10_000),
       threads: integer(env, 'OPS_EVENTS_THREADS', 2, 1, 64),
     },
     ...eventsTarget(env),

@@ -93,6 +93,12 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
     this.worker.postMessage({ t: 'durable', position } satisfies ToWorker);
   }
 
+  /** Someone waits for the events up to `seq`: the loader loads them without waiting for its interval. */
+  loadNow(seq: number): void {
+    if (this.gone) return;
+    this.worker.postMessage({ t: 'load-now', seq } satisfies ToWorker);
+  }
+
   /** Loads what is durable, closes the engine and ends the thread; resolves with the position. */
   async close(): Promise<number> {
     this.closing = true;

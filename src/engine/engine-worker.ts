@@ -5,6 +5,7 @@
  *   in:  { t: 'call', id, method, args }   a read (engine.ts's EngineReadMethod)
  *        { t: 'catch-up' }                 start-up: load every record in the log
  *        { t: 'durable', position }        the log is durable up to here: load it
+ *        { t: 'load-now', seq }            someone waits for the events up to seq: no pacing
  *        { t: 'close' }                    load what is durable, close the engine, exit
  *   out: { t: 'reply', id, value | error } { t: 'loaded', seq } { t: 'load-failed', error }
  */
@@ -23,12 +24,15 @@ export interface EngineWorkerData extends DuckDbTablesOptions {
   walDir: string;
   maxEventsPerLoad: number;
   maxBytesPerLoad: number;
+  /** WalLoader's loadIntervalMs. */
+  loadIntervalMs: number;
 }
 
 export type ToWorker =
   | { t: 'call'; id: number; method: EngineReadMethod; args: unknown[] }
   | { t: 'catch-up'; id: number }
   | { t: 'durable'; position: WalPosition }
+  | { t: 'load-now'; seq: number }
   | { t: 'close'; id: number };
 
 export interface SerializedError {
@@ -83,6 +87,7 @@ const opening = (async () => {
     dir: data.walDir,
     maxEventsPerLoad: data.maxEventsPerLoad,
     maxBytesPerLoad: data.maxBytesPerLoad,
+    loadIntervalMs: data.loadIntervalMs,
     onLoaded: (seq) => post({ t: 'loaded', seq }),
     onError: (error) => post({ t: 'load-failed', error: serialize(error) }),
   });
@@ -116,6 +121,10 @@ async function handle(message: ToWorker): Promise<unknown> {
 port.on('message', (message: ToWorker) => {
   if (message.t === 'durable') {
     void opening.then(() => loader!.notify(message.position), () => undefined);
+    return;
+  }
+  if (message.t === 'load-now') {
+    void opening.then(() => loader!.loadNow(message.seq), () => undefined);
     return;
   }
   const id = message.id;

@@ -134,7 +134,7 @@ test('a second process cannot open the same store: EventStoreLockedError', async
 });
 
 describe('LoggedEventStore: the log in front of the loader', () => {
-  const open = (dir: string, tuning: { maxEventsPerLoad?: number; maxBytesPerLoad?: number; readWaitMs?: number } = {}) =>
+  const open = (dir: string, tuning: { maxEventsPerLoad?: number; maxBytesPerLoad?: number; readWaitMs?: number; loadIntervalMs?: number } = {}) =>
     LoggedEventStore.open({ dir, now: () => 1_000_000, names: async (_t, ids) => new Map(ids.map((id) => [id, id])), ...tuning });
   const count = async (store: LoggedEventStore, tenant: Tenant) => (await store.query(tenant, { filter: matchAll, limit: 1000 })).events.length;
 
@@ -209,6 +209,39 @@ describe('LoggedEventStore: the log in front of the loader', () => {
         await store.close();
         fs.rmSync(dir, { recursive: true, force: true });
       }
+    }
+  });
+
+  test('with a load interval, acknowledged events wait for the next load unless a read asks for them or a load would be full; close loads the rest', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-interval-'));
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 300));
+    const loadedSoon = async (store: LoggedEventStore) => {
+      for (let i = 0; i < 500 && store.backlog > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      return store.backlog;
+    };
+    // Ten minutes: within this test no load starts because of the interval.
+    let store = await open(dir, { loadIntervalMs: 600_000, maxEventsPerLoad: 10, readWaitMs: 60_000 });
+    try {
+      await store.append(a, [ev(0, { event: 'first' })]);
+      assert.equal(await loadedSoon(store), 0, 'the first load starts at once');
+      for (let i = 1; i <= 5; i++) await store.append(a, [ev(i, { event: `e${i}` })]);
+      await settled();
+      assert.equal(store.backlog, 5, 'held for the next load');
+      assert.equal(await count(store, a), 6, 'a read loads them at once');
+      assert.equal(store.backlog, 0);
+      await store.append(a, Array.from({ length: 10 }, (_, i) => ev(10 + i, { event: `full${i}` })));
+      assert.equal(await loadedSoon(store), 0, 'a load that would be full does not wait');
+      await store.append(b, [ev(30, { event: 'last' })]);
+      await settled();
+      assert.equal(store.backlog, 1);
+      await store.close();
+      assert.deepEqual(fs.readdirSync(path.join(dir, 'wal')), [], 'close loaded it');
+      store = await open(dir);
+      assert.equal(await count(store, a), 16);
+      assert.equal(await count(store, b), 1);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

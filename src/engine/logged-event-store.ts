@@ -51,6 +51,8 @@ export interface LoggedEventStoreOptions {
   recentEvents?: number;
   /** Acknowledged events not loaded yet past which appends wait for the loader. */
   maxBacklogEvents?: number;
+  /** A load starts at most this often unless someone waits for it (wal-loader.ts, OPS_EVENTS_LOAD_INTERVAL_MS). */
+  loadIntervalMs?: number;
 }
 
 type Tuning = { [K in keyof typeof logDefaults]: number };
@@ -73,6 +75,10 @@ export const logDefaults = {
   // The loader's one read buffer (wal-loader.ts): ~40,000 events of bench:ingest's realistic
   // shape, so maxEventsPerLoad still sizes a load; 32 MB read 3× what a load used.
   maxBytesPerLoad: 8 * 1024 * 1024,
+  // Loads at most 10 a second unless a read waits for one (then at once): under bench:ingest's
+  // load a transaction's fixed cost (its statements, COMMIT, DuckDB's threads handing tasks
+  // over) was spread over 2,000–5,000 events a load (docs/benchmarks.md, session 20).
+  loadIntervalMs: 100,
 } as const;
 
 /**
@@ -137,7 +143,7 @@ export class LoggedEventStore implements EventStore {
   /** A worker thread with the DuckDB engine and its loader, reporting to the store `store()` returns. */
   private static startEngine(options: LoggedEventStoreOptions & Tuning, walDir: string, log: EngineLog, store: () => LoggedEventStore | undefined): EngineClient {
     return new EngineClient(
-      { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad },
+      { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad, loadIntervalMs: options.loadIntervalMs },
       {
         onLoaded: (seq) => store()?.onLoaded(seq),
         onLoadFailed: (error) => {
@@ -209,6 +215,7 @@ export class LoggedEventStore implements EventStore {
       return;
     }
     this.engine = engine;
+    this.wantedSeq = 0; // the new worker's loader was told of no waiter
     this.engineError = undefined;
     this.restartDelayMs = 1_000;
     this.log('warn', 'the events worker is running again; it loads what the log holds');
@@ -253,6 +260,7 @@ export class LoggedEventStore implements EventStore {
    */
   private ackLoaded(seq: number): Promise<void> {
     if (this.loaded >= seq || this.loadFailing || this.engineError) return Promise.resolve();
+    this.wantLoaded(seq);
     return new Promise((resolve) => {
       const waiter = {
         seq,
@@ -268,10 +276,20 @@ export class LoggedEventStore implements EventStore {
     });
   }
 
+  /** The highest seq someone waits to be loaded that the worker was told of (one message per new one). */
+  private wantedSeq = 0;
+  /** Someone waits for the events up to `seq`: the loader takes them without waiting for its interval. */
+  private wantLoaded(seq: number): void {
+    if (seq <= this.wantedSeq) return;
+    this.wantedSeq = seq;
+    this.engine.loadNow(seq);
+  }
+
   /** Resolves once the loader holds every event up to `seq`; rejects past the bound. */
   private waitLoaded(seq: number, what: string): Promise<void> {
     if (this.loaded >= seq) return Promise.resolve();
     if (this.engineError) return Promise.reject(this.engineError);
+    this.wantLoaded(seq);
     return new Promise((resolve, reject) => {
       const waiter = {
         seq,

@@ -13,6 +13,8 @@ export interface OpenEventStoreOptions {
   readWaitMs?: number;
   segmentBytes?: number;
   maxEventsPerLoad?: number;
+  /** OPS_EVENTS_LOAD_INTERVAL_MS: a load starts at most this often unless a read waits for it. */
+  loadIntervalMs?: number;
   /** Where the engine's background errors go (the server's logger). */
   log?: (level: 'warn' | 'error', message: string, error?: unknown) => void;
 }

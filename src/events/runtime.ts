@@ -82,6 +82,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
         readWaitMs: ctx.config.events.readWaitMs,
         segmentBytes: ctx.config.events.segmentBytes,
         maxEventsPerLoad: ctx.config.events.loadBatchEvents,
+        loadIntervalMs: ctx.config.events.loadIntervalMs,
         threads: ctx.config.events.threads,
         ...options,
       });

@@ -48,6 +48,8 @@ export class DuckDbLoader {
     private readonly connection: DuckDBConnection,
     private readonly tenants: TenantIds,
     private readonly hot: DuckDbHotLayouts,
+    /** After each checkpoint of the loader's (releaseWrittenBlocks). */
+    private readonly afterCheckpoint: (connection: DuckDBConnection) => Promise<void> = async () => undefined,
   ) {}
 
   async loadedSeq(): Promise<number> {
@@ -88,9 +90,9 @@ export class DuckDbLoader {
         }
         await this.appendRollup(rollup.values());
       }
-      await this.connection.run('DELETE FROM event_loader');
-      await this.connection.run('INSERT INTO event_loader VALUES (?)', [lastSeq]);
-      await this.connection.run('COMMIT');
+      // One call for the three statements (each call is a hop to libuv's pool and back and a
+      // statement of DuckDB's own); lastSeq is the log's integer seq.
+      await this.connection.run(`DELETE FROM event_loader; INSERT INTO event_loader VALUES (${Math.trunc(lastSeq)}); COMMIT`);
     } catch (error) {
       await this.connection.run('ROLLBACK').catch(() => undefined);
       for (const { id } of newTenants.values()) this.tenants.release(id);
@@ -173,7 +175,9 @@ export class DuckDbLoader {
       this.rowsSinceCheckpoint = 0;
     } catch {
       // Owed still.
+      return;
     }
+    await this.afterCheckpoint(this.connection).catch(() => undefined);
   }
 
   /** The load's per-minute counts, appended (no index to maintain); see compactRollup. */

@@ -25,10 +25,13 @@ export interface DuckDbTablesOptions {
   threads?: number;
 }
 
+/** DuckDB's memory_limit for the event store unless DuckDbTablesOptions.memoryLimit says otherwise. */
+const defaultMemoryLimit = '192MB';
+
 /** The DuckDB settings of the event store (bench/ uses them for its same-run baselines). */
 export function eventStoreSettings(tempDirectory: string, options: { memoryLimit?: string; threads?: number } = {}): Record<string, string> {
   return {
-    memory_limit: options.memoryLimit ?? '192MB',
+    memory_limit: options.memoryLimit ?? defaultMemoryLimit,
     threads: String(options.threads ?? 2),
     // Hash aggregates and sorts spill here past memory_limit; the cap keeps one big query from
     // filling the disk the events live on (past it the query fails like one out of memory:
@@ -67,6 +70,7 @@ export class DuckDbEngine implements EventEngine {
     private readonly loader: DuckDbLoader,
     private readonly tenants: TenantIds,
     private readonly hot: DuckDbHotLayouts,
+    private readonly memoryLimit: string,
   ) {
     this.monitors = new MonitorLane(() => instance.connect());
   }
@@ -93,7 +97,35 @@ export class DuckDbEngine implements EventEngine {
     const tenants = new TenantIds();
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
     const hot = await DuckDbHotLayouts.open(connection);
-    return new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot), tenants, hot);
+    // The loader calls the engine after its checkpoints; the engine is made with the loader.
+    const engine: DuckDbEngine = new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot, (c) => engine.releaseWrittenBlocks(c)), tenants, hot, options.memoryLimit ?? defaultMemoryLimit);
+    return engine;
+  }
+
+  /**
+   * Drops the blocks the loader's checkpoint just wrote from DuckDB's buffer pool (they are in
+   * the file and the OS's page cache): DuckDB keeps every block it writes in the pool until
+   * memory_limit forces it out, so under ingest alone the pool grew by ~40 MB per million
+   * events toward memory_limit (192 MB) — most of the server's RSS growth under bench:ingest
+   * (docs/benchmarks.md, session 20). Lowering memory_limit for a moment evicts them (DuckDB's
+   * SetLimit); the target keeps everything that is not a persisted block of a table, so nothing
+   * else has to be spilled. Only when no read runs (ReadGate.whenIdle: a read's allocation in
+   * that moment could fail against the lowered limit), else at the next checkpoint.
+   */
+  async releaseWrittenBlocks(connection: DuckDBConnection): Promise<void> {
+    await this.gate.whenIdle(async () => {
+      const reader = await connection.runAndReadAll("SELECT coalesce(sum(memory_usage_bytes) FILTER (WHERE tag <> 'BASE_TABLE'), 0), coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'BASE_TABLE'), 0) FROM duckdb_memory()");
+      const [others, blocks] = reader.getRows()[0]!.map(Number) as [number, number];
+      if (blocks < 8 * 1024 * 1024) return;
+      const targetMiB = Math.ceil(others / (1024 * 1024)) + 8;
+      try {
+        await connection.run(`SET memory_limit = '${targetMiB}MiB'`);
+      } catch {
+        // Not all of it could be freed (pinned by a statement): what could was.
+      } finally {
+        await connection.run(`SET memory_limit = '${this.memoryLimit}'`);
+      }
+    });
   }
 
   loadedSeq(): Promise<number> {
@@ -306,6 +338,12 @@ export class DuckDbEngine implements EventEngine {
   /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */
   async hotLayouts(_tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
     return this.hot.of(datasetIds);
+  }
+
+  /** DuckDB's buffer pool by what holds it (`duckdb_memory()`), in bytes: tests and benches. */
+  async bufferPool(): Promise<Map<string, number>> {
+    const rows = await this.read('SELECT tag, memory_usage_bytes FROM duckdb_memory()', []);
+    return new Map(rows.map(([tag, bytes]) => [String(tag), Number(bytes)]));
   }
 
   async ping(): Promise<void> {

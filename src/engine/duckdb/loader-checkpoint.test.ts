@@ -56,3 +56,36 @@ test('the loader checkpoints after each row group of rows, long before the WAL b
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the blocks the loader's checkpoints write leave DuckDB's buffer pool, and the rows read back from the file", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-pool-'));
+  try {
+    const engine = await DuckDbEngine.open({ dir });
+    // Messages of random hex (they compress little): four row groups are ~40 MB of blocks,
+    // which DuckDB would keep in its pool (memory_limit 192 MB) if nothing dropped them.
+    const perLoad = 10_000;
+    let seq = 1;
+    const body = (from: number) => {
+      const events: NewEvent[] = [];
+      for (let i = 0; i < perLoad; i++) {
+        const n = from + i;
+        events.push({ datasetId: 'ds_x', eventId: newEventId(), clientEventId: false, ts: 1_700_000_000_000 + n, severity: 1, bytesRaw: 100, event: 'e', actor: null, source: null, message: `${newEventId()} ${newEventId()}`, payload: `{"n":${n}}` });
+      }
+      return encodeBatch(tenant, Date.now(), events);
+    };
+    while (seq <= 4 * rowGroupRows) {
+      await engine.load([{ firstSeq: seq, body: body(seq) }], seq + perLoad - 1);
+      seq += perLoad;
+    }
+    const pool = await engine.bufferPool();
+    const blocks = pool.get('BASE_TABLE') ?? 0;
+    assert.ok(blocks < 12 * 1024 * 1024, `the table's blocks in the pool: ${(blocks / 1e6).toFixed(1)} MB`);
+    assert.deepEqual(await engine.rollupCounts(tenant, ['ds_x'], 0), [['ds_x', seq - 1]]);
+    const page = await engine.query(tenant, { filter: { where: 'seq = ?', params: [12_345] }, limit: 10 });
+    assert.equal(page.events.length, 1);
+    assert.match(page.events[0]!.message, /^[0-9a-f-]{36} [0-9a-f-]{36}$/);
+    await engine.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

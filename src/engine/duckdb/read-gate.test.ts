@@ -84,3 +84,32 @@ test('an exclusive retry waits for the running reads; new reads wait behind it',
   assert.deepEqual(await Promise.all([long, retried, later]), ['long', 'retried', 'later']);
   assert.deepEqual(order, ['first try', 'retry alone', 'later']);
 });
+
+test('whenIdle runs its task only with no read running or waiting, and reads that arrive meanwhile wait for it', async () => {
+  const gate = new ReadGate();
+  const log: string[] = [];
+  let release!: () => void;
+  const reading = gate.run(async () => {
+    log.push('read 1');
+    await new Promise<void>((resolve) => (release = resolve));
+  });
+  await tick();
+  assert.equal(await gate.whenIdle(async () => log.push('task while reading')), undefined, 'skipped while a read runs');
+  release();
+  await reading;
+  let finish!: () => void;
+  const task = gate.whenIdle(async () => {
+    log.push('task start');
+    await new Promise<void>((resolve) => (finish = resolve));
+    log.push('task end');
+    return 'done';
+  });
+  await tick();
+  const later = gate.run(async () => log.push('read 2'));
+  await tick();
+  assert.deepEqual(log, ['read 1', 'task start'], 'the read waits for the task');
+  finish();
+  assert.equal(await task, 'done');
+  await later;
+  assert.deepEqual(log, ['read 1', 'task start', 'task end', 'read 2']);
+});

@@ -47,6 +47,20 @@ export class ReadGate {
     }
   }
 
+  /**
+   * Runs `task` with no read running and new reads waiting until it ends, or not at all (undefined)
+   * when a read runs or waits now: for work that a read's allocation beside it could make fail.
+   */
+  async whenIdle<T>(task: () => Promise<T>): Promise<T | undefined> {
+    if (this.exclusiveRunning || this.active.size > 0 || this.exclusiveQueue.length > 0) return undefined;
+    this.exclusiveRunning = true;
+    try {
+      return await task();
+    } finally {
+      this.leaveExclusive();
+    }
+  }
+
   private async enterShared(run: SharedRun): Promise<void> {
     while (this.exclusiveRunning || this.exclusiveQueue.length > 0) {
       await new Promise<void>((resolve) => this.sharedWaiters.push(resolve));

@@ -9,6 +9,12 @@ export interface WalLoaderOptions {
   maxEventsPerLoad: number;
   /** Record bytes read per load: the size of the loader's one read buffer (a bigger record is read on its own). */
   maxBytesPerLoad: number;
+  /**
+   * A load starts at most this often (ms from the start of the one before) unless it would be
+   * full or someone waits for it (`loadNow`): loads gather more events, so fewer transactions
+   * carry the same events. 0: a load starts as soon as the one before ends.
+   */
+  loadIntervalMs?: number;
   /** Told after each load with the new position. */
   onLoaded: (loadedSeq: number) => void;
   onError: (error: unknown) => void;
@@ -30,6 +36,11 @@ export class WalLoader {
   /** After a failed load, the next attempt comes by itself after this long (doubling to 30 s). */
   private retryMs = 1_000;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** When the last load started (performance.now()), and the timer of a load held back by loadIntervalMs. */
+  private lastLoadStart = -Infinity;
+  private paceTimer: NodeJS.Timeout | undefined;
+  /** Someone waits for every event up to this seq to be loaded: no load waits for the interval before it is. */
+  private wantedSeq = 0;
   /**
    * Every load reads into this one buffer (grown up to maxBytesPerLoad): the engine is done with
    * a record's body when its load settles (engine.ts), and the next read comes after that. A
@@ -68,14 +79,37 @@ export class WalLoader {
     this.kick();
   }
 
+  /**
+   * A read (or an append answered once loaded) waits for the events up to `seq`: load them now,
+   * without waiting for loadIntervalMs.
+   */
+  loadNow(seq: number): void {
+    if (seq <= this.wantedSeq) return;
+    this.wantedSeq = seq;
+    this.kick();
+  }
+
   /** Resolves once everything durable so far is loaded (or the loader stopped on an error). */
   async drain(): Promise<void> {
+    this.loadNow(Infinity);
     while (this.running) await this.running;
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.paceTimer);
+  }
+
+  /**
+   * How long the next load waits for more events: until loadIntervalMs after the last load's
+   * start, unless it would be full already or someone waits for the events it holds.
+   */
+  private paceWait(): number {
+    const interval = this.options.loadIntervalMs ?? 0;
+    if (interval <= 0 || !this.durable || this.loaded < this.wantedSeq) return 0;
+    if (this.durable.lastSeq - this.loaded >= this.options.maxEventsPerLoad) return 0;
+    return this.lastLoadStart + interval - performance.now();
   }
 
   private kick(): void {
@@ -83,6 +117,16 @@ export class WalLoader {
       this.again = true;
       return;
     }
+    const wait = this.paceWait();
+    if (wait > 0) {
+      this.paceTimer ??= setTimeout(() => {
+        this.paceTimer = undefined;
+        if (!this.stopped) this.kick();
+      }, wait);
+      return;
+    }
+    clearTimeout(this.paceTimer);
+    this.paceTimer = undefined;
     this.running = this.run().finally(() => {
       this.running = undefined;
       if (this.again && !this.stopped) this.kick();
@@ -94,6 +138,11 @@ export class WalLoader {
     try {
       for (;;) {
         if (this.stopped || !this.durable || this.loaded >= this.durable.lastSeq) return;
+        if (this.paceWait() > 0) {
+          this.again = true; // kick() sets the timer
+          return;
+        }
+        this.lastLoadStart = performance.now();
         const records = this.readNext(this.durable);
         if (!records) return;
         await this.loadRecords(records);
