@@ -52,6 +52,8 @@ const targetOf = (endpoint: string, b: string): Target => {
       return { url: `${b}/v1/datasets`, headers: auth };
     case 'query':
       return { url: `${b}/v1/query`, method: 'POST', body: JSON.stringify({ q: 'dataset:game' }), headers: { ...auth, 'content-type': 'application/json' } };
+    case 'tokens':
+      return { url: `${b}/v1/tokens`, method: 'POST', body: JSON.stringify({ name: 'bench', scopes: ['media:read'] }), headers: { ...auth, 'content-type': 'application/json' } };
     default:
       throw new Error(endpoint);
   }
@@ -144,7 +146,7 @@ try {
       const r = get('replay')!;
       const a = get('A');
       const b = get('B')!;
-      return `${e}: replay ${r.cpu.toFixed(1)}µs ${a ? `A ${a.cpu.toFixed(1)} (${(a.cpu / r.cpu).toFixed(2)}×) ` : ''}B ${b.cpu.toFixed(1)} (${(b.cpu / r.cpu).toFixed(2)}×)${a ? ` B/A ${(b.cpu / a.cpu).toFixed(2)}` : ''} rps B/replay ${((100 * b.rps) / r.rps).toFixed(0)}%`;
+      return `${e}: replay ${r.cpu.toFixed(1)}µs ${a ? `A ${a.cpu.toFixed(1)} (${(a.cpu / r.cpu).toFixed(2)}×) ` : ''}B ${b.cpu.toFixed(1)} (${(b.cpu / r.cpu).toFixed(2)}×)${a ? ` B/A ${(b.cpu / a.cpu).toFixed(3)}` : ''} rps B/replay ${((100 * b.rps) / r.rps).toFixed(0)}%`;
     });
     console.log(`round ${i + 1} (load ${load}): ${parts.join(' | ')}`);
   }
@@ -161,7 +163,7 @@ try {
     const ratio = (x: { cpu: number }[]) => median(x.map((v, i) => v.cpu / r[i]!.cpu));
     console.log(
       `  ${e}: replay ${median(r.map((x) => x.cpu)).toFixed(1)} µs; ${a ? `A ${median(a.map((x) => x.cpu)).toFixed(1)} µs = ${ratio(a).toFixed(2)}× replay; ` : ''}B ${median(b.map((x) => x.cpu)).toFixed(1)} µs = ${ratio(b).toFixed(2)}× replay` +
-        `${a ? `; B/A ${median(b.map((x, i) => x.cpu / a[i]!.cpu)).toFixed(2)}; rps A ${median(a.map((x, i) => x.rps / r[i]!.rps) ).toFixed(2)}` : ''}; rps B/replay ${median(b.map((x, i) => x.rps / r[i]!.rps)).toFixed(2)}`,
+        `${a ? `; B/A ${median(b.map((x, i) => x.cpu / a[i]!.cpu)).toFixed(3)}; rps A ${median(a.map((x, i) => x.rps / r[i]!.rps) ).toFixed(2)}` : ''}; rps B/replay ${median(b.map((x, i) => x.rps / r[i]!.rps)).toFixed(2)}`,
     );
   }
 } finally {
