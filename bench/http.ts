@@ -284,6 +284,7 @@ const targetOf = (endpoint: EndpointName, base: string): Target => {
  */
 async function baselineServer(dir: string): Promise<{ started: Started; target: Target }> {
   const data = tempDir('bench-http-baseline-');
+  copies.push(data); // removed with the others at the end
   const init = spawn(process.execPath, ['bin/opsctl.js', 'init', '--json'], { cwd: dir, env: { ...process.env, ...serverEnv, OPS_DATA_DIR: data }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   init.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
