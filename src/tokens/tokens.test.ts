@@ -78,6 +78,34 @@ describe('tokens', () => {
     assert.equal((await s.request('GET', `/tokens?cursor=${encodeURIComponent(edited)}`)).status, 400);
   });
 
+  test('a token and its audit entry are written together: when either cannot be, neither is', async () => {
+    // One transaction (MetadataStore.writeAtomically) on SQLite and PostgreSQL alike.
+    const { db } = s.server.ctx.metadata;
+    const tokenCount = async () => Number((await db.selectFrom('api_tokens').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const entryCount = async () => Number((await db.selectFrom('audit_entries').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const [tokens, entries] = [await tokenCount(), await entryCount()];
+    const tenant = { orgId: s.tenants.a.orgId, projectId: s.tenants.a.projectId, mode: 'live' as const };
+    const origin = { actor: { type: 'token' as const, id: 'tok_x', name: 'x' }, requestId: 'req_x', ip: '127.0.0.1', userAgent: 'test' };
+    const create = (t: typeof tenant & { origin: typeof origin }) => s.server.ctx.tokens.create({ tenant: t, name: 'x', scopes: ['usage:read'], expiresAt: null });
+
+    // The entry cannot be written (its actor's name is required): no token either.
+    const nameless = { ...origin, actor: { ...origin.actor, name: null as unknown as string } };
+    await assert.rejects(create({ ...tenant, origin: nameless }));
+    // The token cannot be written (no such organisation): no entry either.
+    await assert.rejects(create({ ...tenant, orgId: 'no-such-org', origin }));
+    assert.deepEqual([await tokenCount(), await entryCount()], [tokens, entries]);
+
+    // And when both can, one of each, the entry at the token's creation time.
+    const created = await create({ ...tenant, origin });
+    assert.deepEqual([await tokenCount(), await entryCount()], [tokens + 1, entries + 1]);
+    const entry = await db.selectFrom('audit_entries').selectAll().where('target_id', '=', created.id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [entry.org_id, entry.project_id, entry.mode, entry.action, entry.target_type, entry.actor_id, entry.request_id, entry.outcome],
+      [tenant.orgId, tenant.projectId, 'live', 'token.create', 'token', 'tok_x', 'req_x', 'success'],
+    );
+    assert.ok(entry.ts >= created.created_at);
+  });
+
   test('revoking twice → 404', async () => {
     const mine = await s.request('POST', '/tokens', { json: { name: 'once', scopes: ['usage:read'] } });
     assert.equal((await s.request('DELETE', `/tokens/${mine.body.id}`)).status, 200);
