@@ -441,7 +441,7 @@ interface Phase {
   latencies: { media: number[]; query: number[] };
   p99: { media: number; query: number };
   evaluations: number;
-  /** Evaluations finished a minute or more after their due time, and monitors left unclaimed more than a minute. */
+  /** Due times not evaluated within a minute of them (finished later, or seen still waiting or evaluating a minute after). */
   missed: number;
   /** The 1-minute load average at the phase's end. */
   load: number;
@@ -550,8 +550,8 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
     const lastDue = new Map<string, string>();
     /** Each observed evaluation: when it was seen (ms since the phase began) and how late it finished after its due time (ms; observed at the poll, ±1 s). */
     let seen: Array<{ at: number; late: number }> = [];
-    /** Monitors left unclaimed more than a minute past their due time in this phase (each counted once): a minute missed. */
-    let overdue = new Set<string>();
+    /** Due times (monitor id and due) not evaluated within a minute: seen still waiting or evaluating a minute after, or finished later. Each counted once. */
+    let missedDue = new Set<string>();
     let maxOverdue = 0;
     let phaseStart = 0;
     /** The most evaluations seen finished between two polls (~1 s): the burst an API request can meet. */
@@ -565,13 +565,15 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
         const due = Date.parse(row.next_eval_at);
         if (previousText !== undefined && previousText !== row.next_eval_at && due < 8e15) {
           const previous = Date.parse(previousText);
-          if (previous < 8e15) seen.push({ at: now - phaseStart, late: now - previous });
+          if (previous < 8e15) {
+            seen.push({ at: now - phaseStart, late: now - previous });
+            if (now - previous >= 60_000) missedDue.add(`${row.id}|${previousText}`);
+          }
         }
         lastDue.set(row.id, row.next_eval_at);
-        if (due < 8e15 && row.lease_owner === null) {
-          maxOverdue = Math.max(maxOverdue, now - due);
-          if (now - due > 60_000) overdue.add(row.id);
-        }
+        if (due < 8e15 && row.lease_owner === null) maxOverdue = Math.max(maxOverdue, now - due);
+        // Claimed or not: a due time a minute past, not yet moved on, is a minute missed.
+        if (due < 8e15 && now - due >= 60_000) missedDue.add(`${row.id}|${row.next_eval_at}`);
       }
       burst = Math.max(burst, seen.length - before);
     };
@@ -600,7 +602,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
     async function phase(kind: 'off' | 'on' | 'created', secondsLong: number) {
       sink = { media: [], query: [] };
       seen = [];
-      overdue = new Set();
+      missedDue = new Set();
       maxOverdue = 0;
       burst = 0;
       const polling = kind !== 'off';
@@ -631,7 +633,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
         minutes[m]!.evaluations++;
         minutes[m]!.maxLate = Math.max(minutes[m]!.maxLate, s.late);
       }
-      const missed = late.filter((l) => l >= 60_000).length + overdue.size;
+      const missed = missedDue.size;
       const p: Phase = {
         kind,
         seconds: elapsed,
@@ -653,7 +655,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
           (polling
             ? `; ${fmt(late.length)} evaluations (${fmt((late.length / elapsed) * 60)}/min), finished after due p50 ${fmt(quantile(late, 0.5) / 1000, 1)} s, p99 ${fmt(quantile(late, 0.99) / 1000, 1)} s, max ${fmt((late.at(-1) ?? NaN) / 1000, 1)} s; ` +
               `per minute ${minutes.map((x) => `${fmt(x.evaluations)} (latest ${fmt(x.maxLate / 1000, 1)} s)`).join(', ')}; ` +
-              `missed their minute ${fmt(missed)} (finished ≥ 60 s after due, or unclaimed > 60 s: ${fmt(overdue.size)}); most overdue unclaimed ${fmt(maxOverdue / 1000, 1)} s; at most ${burst} finished between two polls (~1 s)`
+              `missed their minute ${fmt(missed)} (due times not evaluated within 60 s); most overdue unclaimed ${fmt(maxOverdue / 1000, 1)} s; at most ${burst} finished between two polls (~1 s)`
             : '') +
           `; load average ${load()}`,
       );
@@ -699,7 +701,8 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
     const missed = on.reduce((a, p) => a + p.missed, 0);
     console.log(
       `  evaluations                    ${fmt(evaluations)} in ${fmt(onSeconds)} s on = ${fmt((evaluations / onSeconds) * 60)}/min (goal ${fmt(monitorsCount)}/min: each monitor within its minute); ` +
-        `missed their minute: ${fmt(missed)} — goal ${missed === 0 && evaluations >= 0.98 * monitorsCount * (onSeconds / 60) ? 'met' : 'not met'}`,
+        `missed their minute: ${fmt(missed)} — goal ${missed === 0 && evaluations > 0 ? 'met' : 'not met'} (the count per phase is ` +
+        `${fmt(monitorsCount)} a minute less those whose slot fell in the phase's last seconds: evaluated after it ends, at the pause)`,
     );
     console.log(`  CPU per evaluation             ${fmt(perEval * 1000, 1)} ms of the server's (on − off, all threads)${chPids.length ? ` + ${fmt(chPerEval * 1000, 1)} ms of ClickHouse's (its servers' /proc, on − off)` : ''}`);
     const perEvalOn = (k: 'main' | 'events' | 'other') =>
@@ -715,7 +718,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       const pairs = on.map((p, i) => `${fmt(p.p99[kind] / off[i]!.p99[kind], 2)}× (load ${fmt(off[i]!.load, 1)} → ${fmt(p.load, 1)})`);
       console.log(
         `  API ${kind === 'media' ? 'GET /v1/media?limit=10' : 'POST /v1/query page  '}    p99 median of on phases ${fmt(median(onP), 1)} ms ÷ of off phases ${fmt(median(offP), 1)} ms = ${fmt(ratio, 2)}× ` +
-          `(goal 0.90–1.10×: ${ratio <= 1.1 ? 'met' : 'not met'}); on ÷ the off before it: ${pairs.join(', ')}; per phase on ${onP.map((x) => fmt(x, 1)).join(' / ')}, off ${offP.map((x) => fmt(x, 1)).join(' / ')} ms`,
+          `(goal 0.90–1.10×: ${ratio > 1.1 ? 'not met' : ratio >= 0.9 ? 'met' : 'met, on faster than off: the machine moved'}); on ÷ the off before it: ${pairs.join(', ')}; per phase on ${onP.map((x) => fmt(x, 1)).join(' / ')}, off ${offP.map((x) => fmt(x, 1)).join(' / ')} ms`,
       );
     }
     const notified = receiver.arrivals.length;
