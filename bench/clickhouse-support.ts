@@ -166,7 +166,17 @@ export class ClickHouseHosts {
  */
 export async function generateEvents(
   hosts: ClickHouseHosts,
-  options: { from: number; to: number; tenantKey: string; otherKey: string; datasetIds: readonly string[]; base: number; spacingMs?: number },
+  options: {
+    from: number;
+    to: number;
+    tenantKey: string;
+    otherKey: string;
+    datasetIds: readonly string[];
+    base: number;
+    spacingMs?: number;
+    /** A fourth payload key, `player_id` ("p_" and 10 digits, 50,000 players), as bench:monitors' realistic events carry. */
+    playerIds?: boolean;
+  },
 ): Promise<void> {
   const q = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const [d0, d1, d2] = options.datasetIds.map(q);
@@ -183,9 +193,15 @@ export async function generateEvents(
           `INSERT INTO ${hosts.localTable} (tenant, dataset_id, ts, event_id, seq, ingested_at, severity, event, actor, source, message, payload, bytes_raw,
              payload_paths, payload_types, payload_text, payload_numbers, payload_json)
            SELECT tenant, dataset_id, ts, event_id, seq, ingested_at, severity, event, actor, source, message,
-             concat('{"map":"', map, '","ping":', toString(ping), ',"round":', toString(round), '}') AS payload, bytes_raw,
+             ${
+               options.playerIds
+                 ? `concat('{"map":"', map, '","ping":', toString(ping), ',"round":', toString(round), ',"player_id":"', player_id, '"}') AS payload, bytes_raw,
+             ['/map', '/ping', '/round', '/player_id'], [toUInt8(1), toUInt8(2), toUInt8(2), toUInt8(1)], [map, '', '', player_id],
+             [toFloat64(0), toFloat64(ping), toFloat64(round), toFloat64(0)], [concat('"', map, '"'), toString(ping), toString(round), concat('"', player_id, '"')]`
+                 : `concat('{"map":"', map, '","ping":', toString(ping), ',"round":', toString(round), '}') AS payload, bytes_raw,
              ['/map', '/ping', '/round'], [toUInt8(1), toUInt8(2), toUInt8(2)], [map, '', ''],
-             [toFloat64(0), toFloat64(ping), toFloat64(round)], [concat('"', map, '"'), toString(ping), toString(round)]
+             [toFloat64(0), toFloat64(ping), toFloat64(round)], [concat('"', map, '"'), toString(ping), toString(round)]`
+             }
            FROM (
              SELECT number AS i,
                if(i % 10 = 9, ${q(options.otherKey)}, ${q(options.tenantKey)}) AS tenant,
@@ -202,6 +218,7 @@ export async function generateEvents(
                ['dust', 'nuke', 'inferno', 'mirage', 'vertigo'][i % 5 + 1] AS map,
                (i * 7919) % 400 AS ping,
                i % 30 AS round,
+               concat('p_', substring(concat('0000000000', toString((i * 7919) % 50000)), length(toString((i * 7919) % 50000)) + 1, 10)) AS player_id,
                toInt32(200) AS bytes_raw
              FROM numbers(${from}, ${count})
              WHERE cityHash64(tenant) % ${shards} = ${h}
