@@ -44,8 +44,10 @@ test('count_distinct and a percentile by a field: exact on both engines, interpo
     keys: ['source'],
     values: [
       'ifNull(count(DISTINCT actor), 0)',
-      `if((length((arraySort(groupArray(${numbersClickHouse("'/ping'")})) AS _s1)) AS _n1) = 0, NULL, ` +
-        'arrayElement(_s1, (toUInt64(floor(((_n1 - 1) * 0.95) AS _p1)) AS _l1) + 1) + (_p1 - _l1) * (arrayElement(_s1, least(_l1 + 2, _n1)) - arrayElement(_s1, _l1 + 1)))',
+      `if((length(groupArray(${numbersClickHouse("'/ping'")}) AS _a1) AS _n1) = 0, NULL, ` +
+        "(arrayReduce('quantileExact(0.5)', arrayConcat(_a1, arrayResize([(if(2 * (toUInt64(floor(((greatest(_n1, 1) - 1) * 0.95) AS _p1)) AS _l1) >= _n1, inf, -inf) AS _e1)], " +
+        'toUInt64(abs(toInt64(2 * _l1) - toInt64(_n1))), _e1))) AS _v1) + (_p1 - _l1) * ' +
+        "(if(_l1 + 1 >= _n1 OR arrayCount(_x1 -> _x1 <= _v1, _a1) > _l1 + 1, _v1, arrayReduce('min', arrayFilter(_x1 -> _x1 > _v1, _a1))) - _v1))",
     ],
     orderBy: 'v0 DESC NULLS LAST, k0 ASC NULLS LAST',
   });

@@ -150,20 +150,27 @@ function numbers(field: FieldRef, dialect: SqlDialect, hot: AnyHotReads): Compil
 
 /**
  * ClickHouse 18.16 has no interpolating exact quantile (quantileExact takes the element at
- * floor(level × n)): sort the group's numbers and interpolate as quantile_cont does. Aliases
- * are global to a ClickHouse statement, so each value gets its own (`_s3`, `_i3`…).
+ * floor(level × n)): pick the group's two numbers at ranks lo = floor((n − 1) × level) and
+ * lo + 1 and interpolate as quantile_cont does. Aliases are global to a ClickHouse statement,
+ * so each value gets its own (`_a3`, `_l3`…).
+ *
+ * Ranks without sorting (session 20): `arraySort` compares through a virtual call per
+ * comparison, so it was most of a percentile's cost and grew with how varied the numbers are
+ * (a constant column sorted far faster than a payload's pings). The number at rank lo is the
+ * median, by quantileExact's nth_element (exact: index size / 2 of an even size), of the group's
+ * numbers padded with |2 lo − n| copies of −inf (lo below the middle) or +inf (above it), which
+ * moves rank lo to the middle without changing any real number's rank; the one at lo + 1 is the
+ * same number when more than lo + 1 numbers are ≤ it, else the least number above it.
+ * (greatest(n, 1) − 1: both branches of if() are evaluated, also for an empty group, whose
+ * n − 1 would wrap around as UInt64.)
  */
 function clickHousePercentile(x: CompiledGroupKey, level: number, index: number): CompiledGroupKey {
-  const s = `_s${index}`;
-  const n = `_n${index}`;
-  const pos = `_p${index}`;
-  const lo = `_l${index}`;
-  // Both branches of if() are evaluated: with no numbers the arithmetic runs on an empty array,
-  // whose elements read as 0, and is thrown away.
-  const sql =
-    `if((length((arraySort(groupArray(${x.sql})) AS ${s})) AS ${n}) = 0, NULL, ` +
-    `arrayElement(${s}, (toUInt64(floor(((${n} - 1) * ${level}) AS ${pos})) AS ${lo}) + 1) + ` +
-    `(${pos} - ${lo}) * (arrayElement(${s}, least(${lo} + 2, ${n})) - arrayElement(${s}, ${lo} + 1)))`;
+  const [a, n, pos, lo, pad, at, v] = ['_a', '_n', '_p', '_l', '_e', '_v', '_x'].map((name) => `${name}${index}`) as [string, string, string, string, string, string, string];
+  const rank = `(toUInt64(floor(((greatest(${n}, 1) - 1) * ${level}) AS ${pos})) AS ${lo})`;
+  const padding = `(if(2 * ${rank} >= ${n}, inf, -inf) AS ${pad})`;
+  const atLo = `(arrayReduce('quantileExact(0.5)', arrayConcat(${a}, arrayResize([${padding}], toUInt64(abs(toInt64(2 * ${lo}) - toInt64(${n}))), ${pad}))) AS ${at})`;
+  const atNext = `if(${lo} + 1 >= ${n} OR arrayCount(${v} -> ${v} <= ${at}, ${a}) > ${lo} + 1, ${at}, arrayReduce('min', arrayFilter(${v} -> ${v} > ${at}, ${a})))`;
+  const sql = `if((length(groupArray(${x.sql}) AS ${a}) AS ${n}) = 0, NULL, ${atLo} + (${pos} - ${lo}) * (${atNext} - ${at}))`;
   return { sql, params: x.params };
 }
 
