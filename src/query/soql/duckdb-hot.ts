@@ -169,6 +169,18 @@ function hotCase(
   return `(CASE ${branches.join(' ')} ELSE ${json()} END)`;
 }
 
+/**
+ * The key's one string column when every row the read sees holds the key there or not at all
+ * (HotKeyReads.only, a single string place): then "the value is a string" is the column's
+ * presence, which a comparison can test as `col IS NOT NULL` — two-valued, so it needs no
+ * COALESCE, and DuckDB filters the column in its scan (session 20: a 10M count filtered on a
+ * string key 117–130 ms with the CASE and the COALESCE around it, 40–45 ms without them).
+ */
+export function hotOnlyStringColumn(reads: HotReads, pointer: string): string | undefined {
+  const only = reads.keys.get(pointer)?.only;
+  return only?.length === 1 && only[0]!.type === 'string' ? hotStringColumn(only[0]!.column) : undefined;
+}
+
 /** json_type's answer for a present value of the slot's type (compared only with 'VARCHAR', 'BOOLEAN', 'NULL'). */
 const typeName: Record<HotType, string> = { string: "'VARCHAR'", boolean: "'BOOLEAN'", number: "'DOUBLE'" };
 

@@ -24,7 +24,7 @@ import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime } from './literals.js';
 import { compareCodePoints } from './text.js';
-import { hotNumber, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
+import { hotNumber, hotOnlyStringColumn, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
 import type { ClickHouseHotReads } from './clickhouse-hot.js';
 
 export type SqlParam = string | number | boolean;
@@ -240,12 +240,15 @@ class Compiler {
     const type = (): string => this.type(pointer);
     const str = (): string => hotString(this.hot, pointer, () => this.json('json_extract_string', pointer));
     const num = (): string => hotNumber(this.hot, pointer, () => duckDbPayloadNumber(this.p(pointer)));
+    // Held in one string column by every row: its presence is the type test (duckdb-hot.ts).
+    const column = hotOnlyStringColumn(this.hot, pointer);
+    const isString = (): string => (column ? `${column} IS NOT NULL` : `${type()} = 'VARCHAR'`);
     const branches: string[] = [];
     if (op === ':') {
       const pattern = likePattern(value.text, isWildcard(value.text, value.quoted));
-      branches.push(`(${type()} = 'VARCHAR' AND ${str()} ILIKE ${this.p(pattern)} ESCAPE '\\')`);
+      branches.push(`(${isString()} AND ${str()} ILIKE ${this.p(pattern)} ESCAPE '\\')`);
     } else {
-      branches.push(`(${type()} = 'VARCHAR' AND ${str()} ${SQL_OPS[op]} ${this.p(value.text)})`);
+      branches.push(`(${isString()} AND ${str()} ${SQL_OPS[op]} ${this.p(value.text)})`);
     }
     if (r.number !== null) {
       branches.push(`(${num()} ${SQL_OPS[op]} ${this.double(r.number)})`);
@@ -254,6 +257,9 @@ class Compiler {
       if (r.boolean !== null) branches.push(`(${type()} = 'BOOLEAN' AND ${str()} = ${this.p(String(r.boolean))})`);
       if (r.isNull) branches.push(`(${type()} = 'NULL')`);
     }
+    // The string branch alone on its column is never NULL (FALSE where the key is absent): no
+    // COALESCE, which would keep DuckDB from filtering the column in its scan.
+    if (column && branches.length === 1) return branches[0]!;
     return `COALESCE(${branches.join(' OR ')}, FALSE)`;
   }
 }

@@ -275,3 +275,35 @@ test('rows loaded with a hot key are read from its column, not the JSON', async 
   assert.match(where, /hot_n0/);
   assert.deepEqual(await selectSeqs(con, where, params), [3, 4, 5, 6]);
 });
+
+test('a string key every row of the datasets holds in its column (or lacks) is filtered on the column alone, never NULL, negations included', async () => {
+  // The first two thirds are `game`'s, loaded with the first layouts (`s` a string in hot_s0);
+  // the last third `auth`'s, with the second (no `s`): a query of `game` reads hot_s0 alone.
+  const values = ['v1', 'v2', '', 'V1', 'w', 'v1', undefined, 'v10', undefined];
+  const events: MemoryEvent[] = values.map((s, i) => ({
+    seq: i + 1,
+    event_id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+    ts: NOW,
+    ingested_at: NOW,
+    dataset: 'game',
+    severity: 1,
+    event: 'e',
+    actor: null,
+    source: null,
+    message: '',
+    payload: s === undefined ? { other: 1 } : { s },
+    bytes_raw: 1,
+  }));
+  const tail = [10, 11, 12, 13, 14].map((seq) => ({ ...events[0]!, seq, event_id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`, dataset: 'auth', payload: { s: 'v1' } }));
+  const all = [...events, ...tail.slice(0, 4)];
+  const stored = await storedLayouts(await loadThroughChunks(all, true), 'v1');
+  for (const text of ['payload.s == v1', 'payload.s != v1', 'NOT payload.s == v1', 'payload.s:v1*', 'NOT payload.s:v1*', 'payload.s < w', 'NOT payload.s >= v', 'payload.s == ""', 'NOT payload.s == ""', 'payload.s:*']) {
+    const query = parseSoql(`dataset:game AND ${text}`);
+    const hot = hotReadsFor('duckdb', stored, query, { now: NOW, datasetIds: DATASET_IDS }) as HotReads;
+    const { where, params } = compileDuckDbFilter(query, { now: NOW, datasetIds: DATASET_IDS, hot });
+    assert.match(where, /hot_s0 IS NOT NULL AND hot_s0/, `${text}: the column alone`);
+    assert.doesNotMatch(where, /payload/, `${text}: no JSON read`);
+    const expected = all.filter(compilePredicate(query, { now: NOW })).map((e) => e.seq);
+    assert.deepEqual(await selectSeqs(con, where, params), expected, text);
+  }
+});
