@@ -241,21 +241,24 @@ test('hot columns change no answer: 200+ random queries over random data sets, k
   assert.ok(columnsAlone >= 15, `${columnsAlone} compiles read a column alone`);
 });
 
+/** A stored event of the given seq, dataset and payload; the rest fixed. */
+const storedEvent = (seq: number, dataset: string, payload: Record<string, unknown>): MemoryEvent => ({
+  seq,
+  event_id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
+  ts: NOW,
+  ingested_at: NOW,
+  dataset,
+  severity: 1,
+  event: 'e',
+  actor: null,
+  source: null,
+  message: '',
+  payload,
+  bytes_raw: 1,
+});
+
 test('rows loaded with a hot key are read from its column, not the JSON', async () => {
-  const events = [1, 2, 3, 4, 5, 6].map((seq) => ({
-    seq,
-    event_id: `00000000-0000-4000-8000-00000000000${seq}`,
-    ts: NOW,
-    ingested_at: NOW,
-    dataset: 'game',
-    severity: 1,
-    event: 'e',
-    actor: null,
-    source: null,
-    message: '',
-    payload: { ping: seq * 10, s: `v${seq}` },
-    bytes_raw: 1,
-  }));
+  const events = [1, 2, 3, 4, 5, 6].map((seq) => storedEvent(seq, 'game', { ping: seq * 10, s: `v${seq}` }));
   await loadThroughChunks(events);
   // The second layout's rows (seqs 5, 6) hold ping as a string (hot_s0): its values are
   // numbers, so their bit for ping's slot (1) is set; hot_n0 is n there, absent.
@@ -280,22 +283,8 @@ test('a string key every row of the datasets holds in its column (or lacks) is f
   // The first two thirds are `game`'s, loaded with the first layouts (`s` a string in hot_s0);
   // the last third `auth`'s, with the second (no `s`): a query of `game` reads hot_s0 alone.
   const values = ['v1', 'v2', '', 'V1', 'w', 'v1', undefined, 'v10', undefined];
-  const events: MemoryEvent[] = values.map((s, i) => ({
-    seq: i + 1,
-    event_id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
-    ts: NOW,
-    ingested_at: NOW,
-    dataset: 'game',
-    severity: 1,
-    event: 'e',
-    actor: null,
-    source: null,
-    message: '',
-    payload: s === undefined ? { other: 1 } : { s },
-    bytes_raw: 1,
-  }));
-  const tail = [10, 11, 12, 13, 14].map((seq) => ({ ...events[0]!, seq, event_id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`, dataset: 'auth', payload: { s: 'v1' } }));
-  const all = [...events, ...tail.slice(0, 4)];
+  const events = values.map((s, i) => storedEvent(i + 1, 'game', s === undefined ? { other: 1 } : { s }));
+  const all = [...events, ...[10, 11, 12, 13].map((seq) => storedEvent(seq, 'auth', { s: 'v1' }))];
   const stored = await storedLayouts(await loadThroughChunks(all, true), 'v1');
   for (const text of ['payload.s == v1', 'payload.s != v1', 'NOT payload.s == v1', 'payload.s:v1*', 'NOT payload.s:v1*', 'payload.s < w', 'NOT payload.s >= v', 'payload.s == ""', 'NOT payload.s == ""', 'payload.s:*']) {
     const query = parseSoql(`dataset:game AND ${text}`);
