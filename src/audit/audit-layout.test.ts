@@ -176,9 +176,12 @@ describe('audit log over many organisations: pages, filters and cursors across b
   });
 
   test('the 400-day purge deletes the older entries, keeps the list of the younger ones exact, and the log starts again once empty', async () => {
-    const service = new AuditService(s.server.ctx.metadata.db, s.clock);
-    const db = s.server.ctx.metadata.db;
     const half = t0 + total / 2;
+    // The purge's own clock stands still at the cutoff `half`: entries are 1 ms apart, so a clock
+    // that kept running between setting it and the purge would take the next one too.
+    let now = half + auditRetentionDays * dayMs;
+    const service = new AuditService(s.server.ctx.metadata.db, { now: () => now });
+    const db = s.server.ctx.metadata.db;
     const before = (await db.selectFrom('audit_entries').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
     s.clock.offsetMs = half - Date.now() + auditRetentionDays * dayMs;
     try {
@@ -193,6 +196,7 @@ describe('audit log over many organisations: pages, filters and cursors across b
         const min = (await db.selectFrom('audit_blocks').select((e) => e.fn.min('block').as('b')).executeTakeFirstOrThrow()).b;
         assert.equal(Number(min), Math.floor(Number((await db.selectFrom('audit_entries').select((e) => e.fn.min('seq').as('s')).executeTakeFirstOrThrow()).s) / 1024));
       }
+      now += dayMs;
       s.clock.advance(dayMs);
       await service.purge();
       assert.deepEqual((await all('a')).entries, []);
