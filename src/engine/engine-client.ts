@@ -118,6 +118,7 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   deleteBefore: EventEngine['deleteBefore'] = (...args) => this.call('deleteBefore', args);
   readAfter: EventEngine['readAfter'] = (...args) => this.call('readAfter', args);
   logPositions: EventEngine['logPositions'] = (...args) => this.call('logPositions', args);
+  loadedPositions: EventEngine['loadedPositions'] = () => this.call('loadedPositions', []);
   existingIds: EventEngine['existingIds'] = (...args) => this.call('existingIds', args);
   setHotKeys: EventEngine['setHotKeys'] = (...args) => this.call('setHotKeys', args);
   hotLayouts: EventEngine['hotLayouts'] = (...args) => this.call('hotLayouts', args);

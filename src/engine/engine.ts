@@ -33,6 +33,11 @@ export interface EventEngine {
    * (where a tail session starts on an engine many logs load into; {} from a one-log engine).
    */
   logPositions(tenant: Tenant, sinceMs: number): Promise<Record<string, number>>;
+  /**
+   * Per log loading into this engine, its loaded position: every event of the log up to it is
+   * readable here ({} from a one-log engine: its store knows the position).
+   */
+  loadedPositions(): Promise<Record<string, number>>;
   /** The dataset's hot payload keys for rows loaded from now on (hot-columns.ts; an engine without hot columns ignores them). */
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
   /** The hot-key layouts rows of these datasets may carry (none: every payload read goes to the JSON). */

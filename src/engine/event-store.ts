@@ -253,6 +253,12 @@ export interface EventStore {
   lastSeq(): Promise<number>;
   /** Where a new tail session of the tenant starts: after every event stored so far. */
   tailStart(tenant: Tenant): Promise<TailPosition>;
+  /**
+   * Per write-ahead log, the seq up to which every event of the log is readable by the next read
+   * (tail-position.ts on logs): what the monitors' window counts count events by
+   * (src/monitors/window-counts.ts). A log missing has none loaded.
+   */
+  loadedPositions(): Promise<Readonly<Record<string, number>>>;
   ping(): Promise<void>;
   /** Waits for pending appends, then releases the database. */
   close(): Promise<void>;

@@ -528,6 +528,16 @@ export class LoggedEventStore implements EventStore {
     return { logs: await this.engine.logPositions(tenant, since), since };
   }
 
+  /**
+   * DuckDB: the one log's last acknowledged seq — every read waits for the loader to reach it
+   * first (`fresh`), as POST /query answers with the events acknowledged before it. ClickHouse:
+   * every log's recorded position (other hosts' events are loaded by their own processes).
+   */
+  async loadedPositions(): Promise<Record<string, number>> {
+    if (this.sqlDialect === 'duckdb') return { '': this.wal.position.lastSeq };
+    return this.engine.loadedPositions();
+  }
+
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
     return this.engine.setHotKeys(tenant, datasetId, keys);
   }

@@ -271,6 +271,19 @@ export class DatasetService {
     return { ...dataset, archived_at: now };
   }
 
+  /**
+   * The shortest retention, in days, of the tenant's active datasets, capped by the plan's as the
+   * retention job caps it (null without active datasets): the monitors' window counts rely on no
+   * event of a window being deleted while it is counted (src/monitors/window-counts.ts).
+   */
+  async shortestActiveRetentionDays(tenant: Tenant): Promise<number | null> {
+    const rows = await scoped(this.db, tenant).selectFrom('datasets').select('retention_days').where('archived_at', 'is', null).execute();
+    if (!rows.length) return null;
+    const org = await this.db.selectFrom('organisations').select('plan').where('id', '=', tenant.orgId).executeTakeFirst();
+    const cap = org ? this.plans.limits(org.plan).retention_days : 0;
+    return Math.min(cap, ...rows.map((r) => r.retention_days));
+  }
+
   /** Every dataset with its organisation's plan: the retention job's work list (system-wide). */
   async allForRetention(): Promise<Array<{ tenant: Tenant; id: string; retentionDays: number }>> {
     const rows = await this.db

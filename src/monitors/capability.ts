@@ -8,6 +8,7 @@ import { QueryService } from '../query/query-service.js';
 import { MonitorService } from './monitor-service.js';
 import { GroupStore } from './group-store.js';
 import { Evaluator } from './evaluator.js';
+import { WindowCounts } from './window-counts.js';
 import { MatchEvaluator } from './matcher.js';
 import { MonitorHistory } from './history.js';
 import { MonitorStatuses } from './status.js';
@@ -21,6 +22,8 @@ export interface MonitorsCapability extends Capability {
   monitors: MonitorService;
   /** Evaluates the threshold monitors due now (the scheduler's tick; tests call it after moving the clock). */
   evaluateDue(): Promise<number>;
+  /** Long windows' counts kept between evaluations (its `reads` tell whole from counted; tests, bench). */
+  windowCounts: WindowCounts;
 }
 
 export interface MonitorsOptions {
@@ -42,7 +45,8 @@ export function openMonitors(
   const queries = serviceOf('monitors');
   const notifications = deps.notifications.notifications;
   const groups = new GroupStore(db);
-  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency);
+  const windowCounts = new WindowCounts({ queries, store: deps.events.store, retentionDays: (tenant) => deps.events.datasets.shortestActiveRetentionDays(tenant) });
+  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency, windowCounts);
   const statuses = new MonitorStatuses(ctx.clock, groups, notifications);
   const history = new MonitorHistory(db, monitors, notifications);
   // Match monitors: every append of this process is matched in memory (matcher.ts).
@@ -63,6 +67,7 @@ export function openMonitors(
     name: 'monitors',
     monitors,
     evaluateDue: () => evaluator.evaluateDue(),
+    windowCounts,
     routes: (v1) => {
       v1.addSchema(MonitorSchema);
       registerMonitorRoutes(v1, ctx, monitors, statuses, { notifications, urls: deps.urls });

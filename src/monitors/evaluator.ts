@@ -12,6 +12,7 @@ import { nextDueMs, slotKey } from './schedule.js';
 import { parseThresholdQuery, type Condition } from './monitor.js';
 import { step, type StepSettings } from './state-machine.js';
 import { groupEvents, groupValues, type GroupValue } from './window-query.js';
+import { WindowCounts } from './window-counts.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { explorerUrl } from './explorer-url.js';
 import type { GroupStore } from './group-store.js';
@@ -71,6 +72,8 @@ export class Evaluator {
     private readonly tickMs: number,
     /** Evaluations at a time (OPS_MONITOR_CONCURRENCY): on ClickHouse one mostly waits for the server. */
     private readonly concurrency = 1,
+    /** Long windows' `count()` kept from one evaluation to the next (window-counts.ts); without it every window is read whole. */
+    private readonly windowCounts?: WindowCounts,
   ) {}
 
   start(): void {
@@ -238,7 +241,7 @@ export class Evaluator {
     const key = JSON.stringify([tenantKey(tenant), q, from, now]);
     let answer = shared.get(key);
     if (!answer) {
-      answer = groupValues(this.queries, tenant, query, from, now);
+      answer = this.windowCounts && WindowCounts.counts(query, now - from) ? this.windowCounts.values(tenant, q, query, from, now) : groupValues(this.queries, tenant, query, from, now);
       shared.set(key, answer);
       // Each sharer awaits it; this keeps an unshared failure from being reported as unhandled.
       answer.catch(() => undefined);

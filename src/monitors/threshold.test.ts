@@ -59,6 +59,31 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${id}`);
   });
 
+  test('a 1 h window goes on from its last answer: late events counted, events that left the window dropped', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "t9" stats count() by source', window: '1h', condition: { op: '>', value: 3 }, channel_ids: [ch] });
+    const at = async (agoMs: number, n: number) => {
+      const ts = new Date(s.clock.now() - agoMs).toISOString();
+      const res = await s.request('POST', '/datasets/app/ingest', { json: Array.from({ length: n }, () => ({ ts, event: 't9', source: 'eu-1' })) });
+      assert.equal(res.status, 200, res.text);
+    };
+    const reads = { ...s.server.monitors.windowCounts.reads };
+    await at(50 * minute, 2);
+    await evaluate(0);
+    // A minute later two events arrive late, 40 minutes old: 4 in the window.
+    s.clock.advance(minute);
+    await at(40 * minute, 2);
+    await evaluate(0);
+    await receiver.waitFor(1);
+    // 15 minutes on, the first two are older than the window: 2.
+    await evaluate(15 * minute);
+    await receiver.waitFor(2);
+    assert.deepEqual(bodies(receiver).map((b) => [b.status, b.value]), [['firing', 4], ['resolved', 2]]);
+    const { whole, counted } = s.server.monitors.windowCounts.reads;
+    assert.deepEqual([whole - reads.whole, counted - reads.counted], [1, 2], 'read whole once, then counted');
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
   test('`for` delays firing: pending first, firing once the condition held that long', async () => {
     const [ch, receiver] = await channel();
     const id = await monitor({ q: 'event == "t2" stats count()', condition: { op: '>=', value: 2 }, for: '2m', channel_ids: [ch] });

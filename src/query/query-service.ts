@@ -12,7 +12,7 @@ import type { CursorCodec } from '../pagination/cursor.js';
 import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
+import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
 import type { StoredEvent } from '../engine/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
@@ -78,6 +78,16 @@ export interface QueryServiceDeps {
 }
 
 /** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
+/**
+ * What a caller inside the service adds to one run (the monitors' window counts,
+ * src/monitors/window-counts.ts): a condition in the store's dialect ANDed into the compiled
+ * filter, and the ids of the active datasets the run read, told before it runs.
+ */
+export interface RunScope {
+  where?: (dialect: SqlDialect) => CompiledFilter;
+  datasets?: (ids: readonly string[]) => void;
+}
+
 export const queryListName = (query: SoqlQuery): string =>
   `query:${crypto.createHash('sha256').update(printSoql(query)).digest('base64url')}`;
 
@@ -158,7 +168,7 @@ export class QueryService {
     this.deps.payloadKeysUsed(readScope(query, { now: this.deps.now(), datasetIds }).datasetIds, paths);
   }
 
-  async run(tenant: Tenant, query: SoqlQuery, cursor?: string): Promise<QueryResult> {
+  async run(tenant: Tenant, query: SoqlQuery, cursor?: string, scope?: RunScope): Promise<QueryResult> {
     const owner = tenantKey(tenant);
     const list = queryListName(query);
     // The cursor pins `now`, so relative times (now-15m) mean the same on every page.
@@ -173,13 +183,14 @@ export class QueryService {
 
     const active = await this.deps.datasets.listActive(tenant);
     const datasetIds = new Map(active.map((d) => [d.name, d.id]));
+    scope?.datasets?.([...datasetIds.values()]);
     // The store would otherwise look the names of the page's datasets up again.
     const names = new Map(active.map((d) => [d.id, d.name]));
     // Throws not_found for a named dataset that does not exist (or is archived).
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
     const paths = payloadPaths(query);
-    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined });
+    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined, where: scope?.where });
     this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
     // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
     // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
@@ -191,7 +202,7 @@ export class QueryService {
     let layouts = await this.deps.store.hotLayouts(tenant, ids);
     for (let attempt = 1; ; attempt++) {
       const hot = hotReadsFor(dialect, layouts, query, { now, datasetIds }, { withJson: attempt >= 3 });
-      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot });
+      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot, where: scope?.where });
       if (!('relied' in hot) || !hot.relied.size) return result;
       layouts = await this.deps.store.hotLayouts(tenant, ids);
       if (stillHolds(hot, layouts)) return result;
@@ -210,13 +221,16 @@ export class QueryService {
       position: ReturnType<typeof readKey> | undefined;
       dialect: SqlDialect;
       hot: AnyHotReads | undefined;
+      where: RunScope['where'];
     },
   ): Promise<QueryResult> {
     const { now, clock, datasetIds, names, position, dialect, hot } = run;
     const owner = tenantKey(tenant);
     const list = queryListName(query);
     const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
-    const filter = withinDatasets(compiled, [...datasetIds.values()], dialect);
+    const within = withinDatasets(compiled, [...datasetIds.values()], dialect);
+    const extra = run.where?.(dialect);
+    const filter = extra ? { where: `${within.where} AND (${extra.where})`, params: [...within.params, ...extra.params] } : within;
     const lane = this.deps.lane ? { lane: this.deps.lane } : {};
 
     if (query.stats) {

@@ -645,6 +645,20 @@ export class ClickHouseEngine implements EventEngine {
     return rows.map(toStoredEvent);
   }
 
+  /**
+   * Every log's position as its loader recorded it after the rows (`event_loaders`, on the first
+   * host): an INSERT through the Distributed table is synchronous, so each of those rows is
+   * readable on its shard.
+   */
+  async loadedPositions(): Promise<Record<string, number>> {
+    const rows = await this.select<{ log_id: string; p: string }>(this.first, `SELECT log_id, toUInt64(max(position)) AS p FROM ${this.db}.event_loaders GROUP BY log_id`, []);
+    const positions: Record<string, number> = Object.fromEntries(rows.map((r) => [r.log_id, Number(r.p)]));
+    // The log from before log ids recorded its position in the single-log table.
+    const [legacy] = await this.select<{ p: string }>(this.first, `SELECT toUInt64(max(position)) AS p FROM ${this.db}.event_loader`, []);
+    if (Number(legacy?.p ?? 0) > (positions[''] ?? 0)) positions[''] = Number(legacy!.p);
+    return positions;
+  }
+
   async logPositions(tenant: Tenant, sinceMs: number): Promise<Record<string, number>> {
     const rows = await this.read<{ log_id: string; last: string }>(
       `SELECT log_id, max(seq) AS last FROM ${this.db}.events WHERE tenant = ? AND ingested_at >= ? GROUP BY log_id`,

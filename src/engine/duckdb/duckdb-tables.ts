@@ -317,6 +317,11 @@ export class DuckDbEngine implements EventEngine {
     return {};
   }
 
+  /** One log loads here: the store knows its loaded position (LoggedEventStore.loadedPositions). */
+  async loadedPositions(): Promise<Record<string, number>> {
+    return {};
+  }
+
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const rows = await this.read(
       `SELECT ${eventColumns} FROM events WHERE ${tenantWhere} AND seq > ? AND (${request.filter.where}) ORDER BY seq LIMIT ${Math.trunc(request.limit)}`,

@@ -35,6 +35,7 @@ const methods: Record<Exclude<EventsNodeMethod, 'append-batch'>, (store: EventSt
   'read-after': (store, body) => store.readAfter(tenantOf(body), body.request),
   'last-seq': (store) => store.lastSeq(),
   'tail-start': (store, body) => store.tailStart(tenantOf(body)),
+  'loaded-positions': (store) => store.loadedPositions(),
   'set-hot-keys': async (store, body) => {
     await store.setHotKeys(tenantOf(body), body.datasetId, body.keys);
     return { ok: true };

@@ -37,7 +37,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'append-batch' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
+export type EventsNodeMethod = 'append' | 'append-batch' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'loaded-positions' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -241,6 +241,10 @@ export class RemoteEventStore implements EventStore {
 
   tailStart(tenant: Tenant): Promise<TailPosition> {
     return this.call('tail-start', { tenant: tenantOnly(tenant) });
+  }
+
+  loadedPositions(): Promise<Record<string, number>> {
+    return this.call('loaded-positions', {});
   }
 
   async setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {

@@ -1,0 +1,39 @@
+import type { CompiledFilter, SqlDialect } from './event-store.js';
+
+/**
+ * Per write-ahead log, the seq up to which its events are in the engine
+ * (EventStore.loadedPositions). Each log's events reach the engine in seq order (tail-position.ts),
+ * so "seq ≤ the position of its log" names exactly the events loaded at the moment the positions
+ * were taken, whichever events arrive later — with any `ts`.
+ */
+export type LoadedPositions = Readonly<Record<string, number>>;
+
+const logIdPattern = /^(?:[0-9a-f]{16})?$/;
+
+/**
+ * The events loaded at `positions` (`loaded`), or those not loaded then (`!loaded`), as a
+ * condition on the `events` table. A log missing from `positions` had none loaded.
+ */
+export function loadedAt(positions: LoadedPositions, dialect: SqlDialect, loaded = true): CompiledFilter {
+  const logs = Object.entries(positions);
+  const op = loaded ? '<=' : '>';
+  if (dialect === 'duckdb') {
+    // One log on the embedded engine (and an events node): its id is ''.
+    if (logs.some(([log]) => log !== '')) throw new Error(`a one-log engine has no log ${JSON.stringify(logs.map(([log]) => log))}`);
+    return { where: `seq ${op} ?`, params: [positions[''] ?? 0] };
+  }
+  for (const [log, seq] of logs) {
+    if (!logIdPattern.test(log) || !Number.isSafeInteger(seq) || seq < 0) throw new Error(`not a loaded position: ${JSON.stringify([log, seq])}`);
+  }
+  if (!logs.length) return { where: `seq ${op} 0`, params: [] };
+  // multiIf(log_id = ?, seq, …, 0): the log's position, 0 for a log not named.
+  const position = `multiIf(${logs.map(() => 'log_id = ?, ?').join(', ')}, 0)`;
+  return { where: `seq ${op} ${position}`, params: logs.flatMap(([log, seq]) => [log, seq]) };
+}
+
+/** Positions past both (each log at the further of the two): loaded positions only move on. */
+export function furthest(a: LoadedPositions, b: LoadedPositions): LoadedPositions {
+  const out: Record<string, number> = { ...a };
+  for (const [log, seq] of Object.entries(b)) out[log] = Math.max(out[log] ?? 0, seq);
+  return out;
+}
