@@ -22,6 +22,8 @@ test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores',
   assert.equal(config.monitorConcurrency, 1);
   assert.equal(loadConfig({ OPS_EVENTS_URL: 'clickhouse://127.0.0.1:8123/ops' }).monitorConcurrency, 4);
   assert.equal(loadConfig({ OPS_MONITOR_CONCURRENCY: '8' }).monitorConcurrency, 8);
+  assert.equal(config.monitorWindowCounts, true);
+  assert.equal(loadConfig({ OPS_MONITOR_WINDOW_COUNTS: 'false' }).monitorWindowCounts, false);
   assert.equal(config.events.threads, 2);
   assert.equal(loadConfig({ OPS_EVENTS_THREADS: '1' }).events.threads, 1);
 });

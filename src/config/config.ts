@@ -104,6 +104,13 @@ export interface Config {
    */
   monitorConcurrency: number;
   /**
+   * OPS_MONITOR_WINDOW_COUNTS: a threshold monitor's `count()` over a window of an hour or more
+   * goes on from its last answer (src/monitors/window-counts.ts) instead of reading the window
+   * whole each time. On by default; off reads every window whole (the same answers: the switch
+   * is there to compare, and to rule it out).
+   */
+  monitorWindowCounts: boolean;
+  /**
    * OPS_HOT_KEYS_AUTO: schema discovery makes a dataset's frequent payload keys hot (typed
    * columns, issue #31) on its own. Off by default: the columns still cost the loader (6 hot
    * keys leave it ~65% of its events per CPU second, mostly DuckDB's appending and compressing;
@@ -240,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: boolean(env, 'OPS_WEBHOOK_ALLOW_PRIVATE', false),
     hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', false),
     monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
+    monitorWindowCounts: boolean(env, 'OPS_MONITOR_WINDOW_COUNTS', true),
   };
 }
 

@@ -46,7 +46,7 @@ export function openMonitors(
   const notifications = deps.notifications.notifications;
   const groups = new GroupStore(db);
   const windowCounts = new WindowCounts({ queries, store: deps.events.store, retentionDays: (tenant) => deps.events.datasets.shortestActiveRetentionDays(tenant) });
-  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency, windowCounts);
+  const evaluator = new Evaluator(db, ctx.clock, queries, notifications, groups, deps.urls, deps.log, options.tickMs ?? 5_000, ctx.config.monitorConcurrency, ctx.config.monitorWindowCounts ? windowCounts : undefined);
   const statuses = new MonitorStatuses(ctx.clock, groups, notifications);
   const history = new MonitorHistory(db, monitors, notifications);
   // Match monitors: every append of this process is matched in memory (matcher.ts).
