@@ -48,6 +48,13 @@ export interface AppendResult {
 export interface CompiledFilter {
   where: string;
   params: ReadonlyArray<string | number | boolean | null>;
+  /**
+   * ClickHouse `stats` only: a cheap condition every row of the answer meets too, which the
+   * statement reads first (PREWHERE) so the other columns are read only for the rows it keeps —
+   * the monitors' window counts' narrow seq ranges (loaded-positions.ts). 18.16's own choice
+   * of PREWHERE picks the filter's columns instead. Other engines and reads ignore it.
+   */
+  prewhere?: { where: string; params: ReadonlyArray<string | number | boolean | null> };
 }
 
 /** Position of the last event of a page, newest first. */

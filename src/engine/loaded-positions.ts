@@ -31,6 +31,27 @@ export function loadedAt(positions: LoadedPositions, dialect: SqlDialect, loaded
   return { where: `seq ${op} ${position}`, params: logs.flatMap(([log, seq]) => [log, seq]) };
 }
 
+/**
+ * The events loaded at `now` and not at `was` (`was` ≤ `now` for every log), or undefined when
+ * no log moved on (there are none). On ClickHouse with a PREWHERE of the logs' seq ranges alone:
+ * the exact condition compares each row's log id, which 18.16 does for every row of the window
+ * (more than the whole statement costs), while the ranges let through only the rows whose seq
+ * falls in some log's new range — a minute's loads, whatever the window.
+ */
+export function loadedBetween(was: LoadedPositions, now: LoadedPositions, dialect: SqlDialect): CompiledFilter | undefined {
+  const moved = movedOn(was, now);
+  if (!moved.length) return undefined;
+  const after = loadedAt(was, dialect, false);
+  const upTo = loadedAt(now, dialect);
+  const exact = { where: `${after.where} AND ${upTo.where}`, params: [...after.params, ...upTo.params] };
+  if (dialect !== 'clickhouse') return exact;
+  const ranges = moved.map(([log, seq]) => `(seq > ${was[log] ?? 0} AND seq <= ${seq})`);
+  return { ...exact, prewhere: { where: ranges.join(' OR '), params: [] } };
+}
+
+/** The logs `now` is past `was` on, with their seq at `now`. */
+export const movedOn = (was: LoadedPositions, now: LoadedPositions): Array<[string, number]> => Object.entries(now).filter(([log, seq]) => seq > (was[log] ?? 0));
+
 /** Positions past both (each log at the further of the two): loaded positions only move on. */
 export function furthest(a: LoadedPositions, b: LoadedPositions): LoadedPositions {
   const out: Record<string, number> = { ...a };

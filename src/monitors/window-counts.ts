@@ -1,5 +1,5 @@
 import type { EventStore } from '../engine/event-store.js';
-import { furthest, loadedAt, type LoadedPositions } from '../engine/loaded-positions.js';
+import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from '../engine/loaded-positions.js';
 import type { QueryService, RunScope } from '../query/query-service.js';
 import { readsClock, type SoqlQuery } from '../query/soql/index.js';
 import { maxStatsRows } from '../query/soql/stats.js';
@@ -110,11 +110,13 @@ export class WindowCounts {
     this.reads.counted++;
     const was = before.positions;
     const reads = await Promise.all([
-      this.read(tenant, query, from, to, (dialect) => both(loadedAt(positions, dialect), loadedAt(was, dialect, false))),
+      movedOn(was, positions).length ? this.read(tenant, query, from, to, (dialect) => loadedBetween(was, positions, dialect)!) : undefined,
       to > before.to ? this.read(tenant, query, before.to + 1, to, (dialect) => loadedAt(was, dialect)) : undefined,
       from > before.from ? this.read(tenant, query, before.from, from - 1, (dialect) => loadedAt(was, dialect)) : undefined,
     ]);
     const [added, later, left] = reads;
+    // Each read tells the datasets it read over; with none there is nothing to tell a change by.
+    if (!added && !later && !left) return undefined;
     for (const read of reads) if (read && (read.datasets !== before.datasets || read.rows.length >= maxStatsRows)) return undefined;
     const counts = new Map(before.counts);
     const add = (rows: GroupValue[], sign: 1 | -1) => {
@@ -124,7 +126,7 @@ export class WindowCounts {
         else counts.delete(row.key);
       }
     };
-    add(added.rows, 1);
+    if (added) add(added.rows, 1);
     if (later) add(later.rows, 1);
     if (left) add(left.rows, -1);
     return { datasets: before.datasets, positions, from, to, counts };
@@ -141,8 +143,4 @@ export class WindowCounts {
     if (result.kind !== 'stats') return { rows: [], datasets };
     return { rows: result.stats.map((row) => ({ key: JSON.stringify(row.by), group: row.by, value: Object.values(row.values)[0] ?? null })), datasets };
   }
-}
-
-function both(a: ReturnType<typeof loadedAt>, b: ReturnType<typeof loadedAt>): ReturnType<typeof loadedAt> {
-  return { where: `${a.where} AND ${b.where}`, params: [...a.params, ...b.params] };
 }

@@ -230,7 +230,7 @@ export class QueryService {
     const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
     const within = withinDatasets(compiled, [...datasetIds.values()], dialect);
     const extra = run.where?.(dialect);
-    const filter = extra ? { where: `${within.where} AND (${extra.where})`, params: [...within.params, ...extra.params] } : within;
+    const filter: CompiledFilter = extra ? { where: `${within.where} AND (${extra.where})`, params: [...within.params, ...extra.params], ...(extra.prewhere ? { prewhere: extra.prewhere } : {}) } : within;
     const lane = this.deps.lane ? { lane: this.deps.lane } : {};
 
     if (query.stats) {

@@ -529,10 +529,11 @@ export class ClickHouseEngine implements EventEngine {
 
   async stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]> {
     const { select, groupBy, params } = statsSelect(request);
+    const prewhere = request.filter.prewhere;
     const rows = await this.read<Record<string, string | number | boolean | null>>(
-      `SELECT ${select} FROM ${this.db}.events WHERE tenant = ? AND (${whereOf(request.filter)})${groupBy} ` +
+      `SELECT ${select} FROM ${this.db}.events ${prewhere ? `PREWHERE ${prewhere.where} ` : ''}WHERE tenant = ? AND (${whereOf(request.filter)})${groupBy} ` +
         `ORDER BY ${request.orderBy} LIMIT ${Math.trunc(request.limit)}`,
-      [...params, tenantKey(tenant), ...request.filter.params],
+      [...params, ...(prewhere?.params ?? []), tenantKey(tenant), ...request.filter.params],
     );
     // 64-bit integers come as JSON strings: counts are numbers; keys stay raw for decodeGroupValue.
     return rows.map((r) => ({
