@@ -4,7 +4,7 @@ import type { QueryService, RunScope } from '../query/query-service.js';
 import { readsClock, type SoqlQuery } from '../query/soql/index.js';
 import { maxStatsRows } from '../query/soql/stats.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
-import { withinWindow, type GroupValue } from './window-query.js';
+import { statsGroupValues, withinWindow, type GroupValue } from './window-query.js';
 
 /** Windows at least this long are counted from the last evaluation's answer; shorter ones read whole (cheap). */
 export const countedWindowMinMs = 3_600_000;
@@ -78,16 +78,7 @@ export class WindowCounts {
     const before = this.kept.get(key);
     this.kept.delete(key);
     const positions = furthest(before?.positions ?? {}, await this.deps.store.loadedPositions());
-    const retention = await this.deps.retentionDays(tenant);
-    const usable =
-      before !== undefined &&
-      from >= before.from &&
-      to >= before.to &&
-      from <= before.to &&
-      // The purge deletes events older than the retention; the oldest event subtracted here was in
-      // the window at `before.to`, so it must still be there now: retention ≥ window + the time since.
-      retention !== null &&
-      retention * dayMs >= to - before.from + 60_000;
+    const usable = before !== undefined && from >= before.from && to >= before.to && from <= before.to && (await this.retained(tenant, to - before.from));
     let next = usable ? await this.counted(tenant, query, before, positions, from, to) : undefined;
     if (!next || next.counts.size >= maxStatsRows) next = await this.whole(tenant, query, positions, from, to);
     // As many groups as one answer holds may be a cut answer (the top ones by count): not counts to go on from.
@@ -96,6 +87,16 @@ export class WindowCounts {
       if (this.kept.size > maxKept) this.kept.delete(this.kept.keys().next().value!);
     }
     return [...next.counts.values()];
+  }
+
+  /**
+   * Whether the purge leaves every counted event alone for `spanMs` back from now: it deletes
+   * events older than the retention, and the oldest event subtracted here was in the window at the
+   * last evaluation, so the retention must cover the window and the time since (and a minute of clock).
+   */
+  private async retained(tenant: Tenant, spanMs: number): Promise<boolean> {
+    const retention = await this.deps.retentionDays(tenant);
+    return retention !== null && retention * dayMs >= spanMs + 60_000;
   }
 
   /** The window read whole, counting the events loaded at `positions`. */
@@ -140,7 +141,6 @@ export class WindowCounts {
         datasets = [...ids].sort().join(',');
       },
     });
-    if (result.kind !== 'stats') return { rows: [], datasets };
-    return { rows: result.stats.map((row) => ({ key: JSON.stringify(row.by), group: row.by, value: Object.values(row.values)[0] ?? null })), datasets };
+    return { rows: statsGroupValues(result), datasets };
   }
 }

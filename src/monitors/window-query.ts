@@ -1,5 +1,5 @@
 import type { Tenant } from '../tenancy/tenant.js';
-import type { QueryService } from '../query/query-service.js';
+import type { QueryResult, QueryService } from '../query/query-service.js';
 import type { Expr, SoqlQuery, StatsByItem, Value } from '../query/soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import { severities } from '../engine/event-record.js';
@@ -30,7 +30,11 @@ export function withinWindow(query: SoqlQuery, from: number, to: number, extra: 
  * charged to `queries_month` (DECISIONS.md §18: evaluations are not queries).
  */
 export async function groupValues(queries: QueryService, tenant: Tenant, query: SoqlQuery, from: number, to: number): Promise<GroupValue[]> {
-  const result = await queries.run(tenant, { ...query, filter: withinWindow(query, from, to) });
+  return statsGroupValues(await queries.run(tenant, { ...query, filter: withinWindow(query, from, to) }));
+}
+
+/** A stats answer as the monitor reads it: each group's first (only) aggregate, keyed by the group's JSON. */
+export function statsGroupValues(result: QueryResult): GroupValue[] {
   if (result.kind !== 'stats') return [];
   return result.stats.map((row) => ({ key: JSON.stringify(row.by), group: row.by, value: Object.values(row.values)[0] ?? null }));
 }
