@@ -11,7 +11,7 @@ import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEve
 import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { ReadGate } from './read-gate.js';
-import { MonitorLane } from './read-lane.js';
+import { MonitorLane, ThreadSwitch } from './read-lane.js';
 import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 
@@ -63,6 +63,8 @@ export class DuckDbEngine implements EventEngine {
   private readonly gate = new ReadGate();
   /** The monitor evaluations' reads: one at a time on a connection of their own, after the API's (read-lane.ts). */
   private readonly monitors: MonitorLane;
+  /** The connection that switches DuckDB's threads for the lane, opened with the first switch. */
+  private threadsConnection: Promise<DuckDBConnection> | undefined;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -71,8 +73,13 @@ export class DuckDbEngine implements EventEngine {
     private readonly tenants: TenantIds,
     private readonly hot: DuckDbHotLayouts,
     private readonly memoryLimit: string,
+    threads: number,
   ) {
-    this.monitors = new MonitorLane(() => instance.connect());
+    // The lane's statements run on one thread, the API's reads on all (read-lane.ts ThreadSwitch).
+    const switchThreads = async (n: number) => {
+      await (await (this.threadsConnection ??= instance.connect())).run(`SET threads = ${n}`);
+    };
+    this.monitors = new MonitorLane(() => instance.connect(), undefined, threads > 1 ? { threads: new ThreadSwitch(switchThreads, threads) } : {});
   }
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
@@ -98,7 +105,15 @@ export class DuckDbEngine implements EventEngine {
     tenants.load((await connection.runAndReadAll('SELECT id, org_id, project_id, mode FROM event_tenants')).getRows());
     const hot = await DuckDbHotLayouts.open(connection);
     // The loader calls the engine after its checkpoints; the engine is made with the loader.
-    const engine: DuckDbEngine = new DuckDbEngine(instance, connection, new DuckDbLoader(connection, tenants, hot, (c) => engine.releaseWrittenBlocks(c)), tenants, hot, options.memoryLimit ?? defaultMemoryLimit);
+    const engine: DuckDbEngine = new DuckDbEngine(
+      instance,
+      connection,
+      new DuckDbLoader(connection, tenants, hot, (c) => engine.releaseWrittenBlocks(c)),
+      tenants,
+      hot,
+      options.memoryLimit ?? defaultMemoryLimit,
+      Number(eventStoreSettings('', options).threads),
+    );
     return engine;
   }
 
@@ -360,6 +375,7 @@ export class DuckDbEngine implements EventEngine {
     this.closed = true;
     await this.deletes;
     await this.monitors.close();
+    (await this.threadsConnection)?.closeSync();
     this.loaderConnection.closeSync();
     this.instance.closeSync();
   }

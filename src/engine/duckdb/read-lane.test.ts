@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { MonitorLane } from './read-lane.js';
+import { MonitorLane, ThreadSwitch } from './read-lane.js';
 
 /** A read held until the test lets it go. */
 function held(log: string[], name: string) {
@@ -57,15 +57,70 @@ test("a lane statement waits for the API reads in flight; an API read never wait
   assert.equal(await monitor, 'monitor');
   assert.deepEqual(log, ['start api', 'end api', 'monitor']);
 
-  // The other way round: an API read that starts while a lane statement runs is not held by it.
-  log.length = 0;
-  const slow = held(log, 'monitor');
-  const running = lane.run(slow.read);
-  await tick();
-  assert.equal(await lane.api(async () => 'api'), 'api');
-  assert.deepEqual(log, ['start monitor']);
-  slow.release();
-  assert.equal(await running, 'monitor');
+});
+
+/** A scan of a few seconds on DuckDB: long enough to be interrupted in the middle. */
+const longScan = 'SELECT count(*) FROM range(3000000000) t(i) WHERE i % 7 = 3';
+
+test('an API read that starts while a lane statement runs interrupts it; the statement runs again after and answers the same', async () => {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const lane = new MonitorLane(async () => instance.connect(), 1);
+  let runs = 0;
+  let release!: () => void;
+  const apiGate = new Promise<void>((resolve) => (release = resolve));
+  const monitor = lane.run(async (connection) => {
+    runs++;
+    // The first run scans until interrupted; the second answers at once.
+    const rows = (await connection.runAndReadAll(runs === 1 ? longScan : 'SELECT 42')).getRows();
+    return Number(rows[0]![0]);
+  });
+  while (runs === 0) await tick();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const started = performance.now();
+  const api = lane.api(async () => {
+    await apiGate;
+    return 'api';
+  });
+  // The interrupted run ends at once (not after its seconds of scan) and waits for the API read.
+  while (lane.yields === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.ok(performance.now() - started < 1000, 'the scan stopped when the API read came');
+  assert.equal(runs, 1, 'not run again while the API read is in flight');
+  release();
+  assert.equal(await api, 'api');
+  assert.equal(await monitor, 42);
+  assert.equal(runs, 2);
+  await lane.close();
+  instance.closeSync();
+});
+
+test('a lane statement yields at most maxYields times, and only while the yield budget lasts; errors of its own are not retried', async () => {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  for (const [options, expectedYields] of [
+    [{ maxYields: 2 }, 2],
+    [{ maxBudgetMs: 0 }, 0],
+  ] as const) {
+    const lane = new MonitorLane(async () => instance.connect(), 1, options);
+    let runs = 0;
+    const monitor = lane.run(async (connection) => {
+      runs++;
+      const mine = runs;
+      const scan = connection.runAndReadAll(mine <= expectedYields + 1 && mine <= 3 ? 'SELECT count(*) FROM range(300000000)' : 'SELECT 7');
+      // Each run is met by a new API read a moment after it starts.
+      setTimeout(() => void lane.api(async () => undefined), 5);
+      return Number((await scan).getRows()[0]![0]);
+    });
+    const answer = await monitor;
+    assert.equal(lane.yields, expectedYields, JSON.stringify(options));
+    assert.equal(runs, expectedYields + 1);
+    assert.ok(answer === 300000000 || answer === 7);
+    await assert.rejects(
+      lane.run((connection) => connection.run('SELECT * FROM no_such_table')),
+      /no_such_table/,
+    );
+    assert.equal(lane.yields, expectedYields, 'an error of the statement is not a yield');
+    await lane.close();
+  }
+  instance.closeSync();
 });
 
 test('a steady API load delays a lane statement by the bound at most: it is never starved', async () => {
@@ -78,4 +133,41 @@ test('a steady API load delays a lane statement by the bound at most: it is neve
   assert.deepEqual(log, ['start api']);
   api.release();
   await apiDone;
+});
+
+test("with a thread switch the lane's statements run on one DuckDB thread and so does a short API read beside the lane; a long API read and an idle lane get the API's count back", async () => {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const setter = await instance.connect();
+  const threads = new ThreadSwitch((n) => setter.run(`SET threads = ${n}`).then(() => undefined), 2, 1, 40, 10);
+  const lane = new MonitorLane(async () => instance.connect(), 1, { threads });
+  const setting = async (connection: DuckDBConnection) => Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0]);
+  const other = await instance.connect();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  assert.equal(await setting(other), 2, "the API's count before the lane works");
+  assert.equal(await lane.run(setting), 1, "a lane statement runs with the lane's threads");
+  assert.equal(await lane.api(() => setting(other)), 1, 'a short API read does not switch');
+  assert.equal(
+    await lane.api(async () => {
+      await sleep(30);
+      return setting(other);
+    }),
+    2,
+    "a read still running after longReadMs has the API's count",
+  );
+  assert.deepEqual(await Promise.all([lane.run(setting), lane.run(setting)]), [1, 1]);
+  const switches = threads.switches;
+  // Idle for longer than idleMs: back to the API's count without an API read asking.
+  await sleep(100);
+  assert.equal(await setting(other), 2);
+  assert.equal(threads.switches, switches + 1);
+  // Back to back, the lane does not switch between its statements.
+  const before = threads.switches;
+  for (let i = 0; i < 5; i++) await lane.run(setting);
+  assert.equal(threads.switches, before + 1);
+
+  await lane.close();
+  setter.closeSync();
+  other.closeSync();
+  instance.closeSync();
 });
