@@ -27,12 +27,14 @@ export interface DuckDbTablesOptions {
 
 /** DuckDB's memory_limit for the event store unless DuckDbTablesOptions.memoryLimit says otherwise. */
 const defaultMemoryLimit = '192MB';
+/** DuckDB's threads unless DuckDbTablesOptions.threads says otherwise (OPS_EVENTS_THREADS). */
+const defaultThreads = 2;
 
 /** The DuckDB settings of the event store (bench/ uses them for its same-run baselines). */
 export function eventStoreSettings(tempDirectory: string, options: { memoryLimit?: string; threads?: number } = {}): Record<string, string> {
   return {
     memory_limit: options.memoryLimit ?? defaultMemoryLimit,
-    threads: String(options.threads ?? 2),
+    threads: String(options.threads ?? defaultThreads),
     // Hash aggregates and sorts spill here past memory_limit; the cap keeps one big query from
     // filling the disk the events live on (past it the query fails like one out of memory:
     // ReadGate, a 400 for /query). The default is 90% of the free disk.
@@ -112,7 +114,7 @@ export class DuckDbEngine implements EventEngine {
       tenants,
       hot,
       options.memoryLimit ?? defaultMemoryLimit,
-      Number(eventStoreSettings('', options).threads),
+      options.threads ?? defaultThreads,
     );
     return engine;
   }

@@ -9,17 +9,17 @@ import type { DuckDBConnection } from '@duckdb/node-api';
  * `maxWaitMs` of waiting for that, so a steady API load delays an evaluation by at most that
  * and never starves it.
  *
- * An API read never waits for the lane, and never runs beside it either: one that starts while
- * a lane statement runs interrupts that statement (DuckDB stops it within a millisecond or two,
- * measured), and the statement runs again from the start once the API's reads are done. Lane
- * statements are reads, so a second run answers what the first would have. What yielding may
- * cost the lane is bounded twice: a statement yields at most `maxYields` times, and the time the
- * lane loses to yields (the interrupted runs and the waits after them) comes from a budget that
- * refills at `yieldShare` of the wall time (15%: 9 s of every minute), so under an API that is
- * never idle the lane's statements run to their end beside it as they did before, and a busy
- * API slows the evaluations but never stops them. Without the interrupt an API read that came during a
- * 50 ms scan shared DuckDB's threads (and the cores) with it for the rest of it: the query
- * page's p99 in bench:monitors was 1.6× its value without monitors (docs/benchmarks.md).
+ * An API read never waits for the lane, and while the yield budget lasts it does not run beside
+ * it either: one that starts while a lane statement runs interrupts that statement (DuckDB stops
+ * it within a millisecond or two, measured), and the statement runs again from the start once
+ * the API's reads are done. Lane statements are reads, so a second run answers what the first
+ * would have. What yielding may cost the lane is bounded twice: a statement yields at most
+ * `maxYields` times, and the time the lane loses to yields (the interrupted runs and the waits
+ * after them) comes from a budget that refills at `yieldShare` of the wall time (15%: 9 s of
+ * every minute), so under an API that is never idle the lane's statements run to their end
+ * beside it as they did before: a busy API slows the evaluations but never stops them. Without
+ * the interrupt an API read that came during a 50 ms scan shared the cores with it for the rest
+ * of it (docs/benchmarks.md "Session 22").
  */
 export class MonitorLane {
   private queue: Promise<unknown> = Promise.resolve();
