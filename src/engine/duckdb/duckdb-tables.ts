@@ -65,7 +65,9 @@ export class DuckDbEngine implements EventEngine {
   private readonly gate = new ReadGate();
   /** The monitor evaluations' reads: one at a time on a connection of their own, after the API's (read-lane.ts). */
   private readonly monitors: MonitorLane;
-  /** The connection that switches DuckDB's threads for the lane, opened with the first switch. */
+  /** DuckDB's threads: one for the lane's statements and the loader's loads, all for the API's reads (read-lane.ts). */
+  private readonly threads: ThreadSwitch | undefined;
+  /** The connection that switches DuckDB's threads, opened with the first switch. */
   private threadsConnection: Promise<DuckDBConnection> | undefined;
 
   private constructor(
@@ -77,11 +79,11 @@ export class DuckDbEngine implements EventEngine {
     private readonly memoryLimit: string,
     threads: number,
   ) {
-    // The lane's statements run on one thread, the API's reads on all (read-lane.ts ThreadSwitch).
     const switchThreads = async (n: number) => {
       await (await (this.threadsConnection ??= instance.connect())).run(`SET threads = ${n}`);
     };
-    this.monitors = new MonitorLane(() => instance.connect(), undefined, threads > 1 ? { threads: new ThreadSwitch(switchThreads, threads) } : {});
+    this.threads = threads > 1 ? new ThreadSwitch(switchThreads, threads) : undefined;
+    this.monitors = new MonitorLane(() => instance.connect(), undefined, { threads: this.threads });
   }
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
@@ -151,7 +153,8 @@ export class DuckDbEngine implements EventEngine {
 
   load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
-    return this.betweenLoads(() => this.loader.load(records, lastSeq));
+    const load = () => this.loader.load(records, lastSeq);
+    return this.betweenLoads(() => (this.threads ? this.threads.background(load) : load()));
   }
 
   /** The loader's connection, one use at a time: loads and hot-key changes (which ALTER events). */

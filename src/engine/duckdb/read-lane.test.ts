@@ -135,36 +135,41 @@ test('a steady API load delays a lane statement by the bound at most: it is neve
   await apiDone;
 });
 
-test("with a thread switch the lane's statements run on one DuckDB thread and so does a short API read beside the lane; a long API read and an idle lane get the API's count back", async () => {
+test("with a thread switch, background work (the lane's statements, loads) runs on one DuckDB thread and every API read with the API's count, set before it starts; an idle background gives the API's count back", async () => {
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const setter = await instance.connect();
-  const threads = new ThreadSwitch((n) => setter.run(`SET threads = ${n}`).then(() => undefined), 2, 1, 40, 10);
+  const threads = new ThreadSwitch((n) => setter.run(`SET threads = ${n}`).then(() => undefined), 2, 1, 250);
   const lane = new MonitorLane(async () => instance.connect(), 1, { threads });
   const setting = async (connection: DuckDBConnection) => Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0]);
   const other = await instance.connect();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  assert.equal(await setting(other), 2, "the API's count before the lane works");
-  assert.equal(await lane.run(setting), 1, "a lane statement runs with the lane's threads");
-  assert.equal(await lane.api(() => setting(other)), 1, 'a short API read does not switch');
-  assert.equal(
-    await lane.api(async () => {
-      await sleep(30);
-      return setting(other);
-    }),
-    2,
-    "a read still running after longReadMs has the API's count",
-  );
-  assert.deepEqual(await Promise.all([lane.run(setting), lane.run(setting)]), [1, 1]);
-  const switches = threads.switches;
-  // Idle for longer than idleMs: back to the API's count without an API read asking.
-  await sleep(100);
-  assert.equal(await setting(other), 2);
-  assert.equal(threads.switches, switches + 1);
-  // Back to back, the lane does not switch between its statements.
+  assert.equal(await setting(other), 2, "the API's count before any background work");
+  assert.equal(await lane.run(setting), 1, 'a lane statement runs on one thread');
+  assert.equal(await threads.background(() => setting(other)), 1, 'so does a load');
+  assert.equal(await lane.api(() => setting(other)), 2, 'an API read right after has the API count when it starts');
+  assert.equal(await lane.run(setting), 1, 'and the next lane statement one thread again');
+
+  // Background work that starts while an API read is in flight leaves the API's count.
+  let release!: () => void;
+  const held = lane.api(() => new Promise<number>((resolve) => (release = () => void setting(other).then(resolve))));
+  await tick();
+  assert.equal(await threads.background(() => setting(other)), 2, 'a load beside an API read runs with its count');
+  release();
+  assert.equal(await held, 2);
+
+  // Back to back, background work does not switch between its statements.
+  assert.equal(await threads.background(() => setting(other)), 1);
   const before = threads.switches;
   for (let i = 0; i < 5; i++) await lane.run(setting);
+  await threads.background(() => setting(other));
+  assert.equal(threads.switches, before);
+  // Idle for longer than idleMs: back to the API's count without an API read asking.
+  await sleep(700);
+  assert.equal(await setting(other), 2);
   assert.equal(threads.switches, before + 1);
+  assert.equal(await lane.api(() => setting(other)), 2);
+  assert.equal(threads.switches, before + 1, 'no switch for a read when the count is already the API\'s');
 
   await lane.close();
   setter.closeSync();

@@ -27,8 +27,6 @@ export class MonitorLane {
   private apiReads = 0;
   private readonly waiting = new Set<() => void>();
   private closed = false;
-  /** Statements queued or running. */
-  private pending = 0;
   /** The lane's connection while a statement that may still yield runs on it. */
   private yieldable: DuckDBConnection | undefined;
   /** Set when an API read interrupted the statement in flight. */
@@ -66,28 +64,17 @@ export class MonitorLane {
       this.interrupted = true;
       this.yieldable.interrupt();
     }
-    // A read still running after longReadMs gets the API's threads back (a switch takes effect
-    // for the statement's tasks still to run); a short one is not worth the switch.
     const threads = this.options.threads;
-    const long = threads ? setTimeout(() => void threads.forApi(), threads.longReadMs) : undefined;
     try {
-      return await read();
+      return await (threads ? threads.api(read) : read());
     } finally {
-      clearTimeout(long);
       if (--this.apiReads === 0) for (const wake of [...this.waiting]) wake();
     }
   }
 
   /** Runs one of the lane's statements on its connection, after the ones queued before it. */
   run<T>(statement: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-    this.pending++;
-    const next = this.queue.then(async () => {
-      try {
-        return await this.runNow(statement);
-      } finally {
-        if (--this.pending === 0) this.options.threads?.laneIdle();
-      }
-    });
+    const next = this.queue.then(() => this.runNow(statement));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -103,12 +90,14 @@ export class MonitorLane {
       this.interrupted = false;
       this.yieldable = yields < (this.options.maxYields ?? 3) && this.budget() > 0 ? connection : undefined;
       const started = performance.now();
-      try {
-        // The lane's threads only when it has DuckDB to itself (past the wait bound it runs with
-        // the API's); an API read that comes during the switch is waited for like one before it.
-        if (this.apiReads === 0) await this.options.threads?.forLane();
+      // An API read that comes while the threads switch is waited for like one before it.
+      const run = () => {
         if (this.interrupted) throw interruptedBeforeStart;
-        return await statement(connection);
+        return statement(connection);
+      };
+      const threads = this.options.threads;
+      try {
+        return await (threads ? threads.background(run) : run());
       } catch (error) {
         if (!this.interrupted || !isInterrupt(error)) throw error;
         this.yields++;
@@ -148,54 +137,76 @@ const isInterrupt = (error: unknown) => error instanceof Error && /^INTERRUPT Er
 const interruptedBeforeStart = new Error('INTERRUPT Error: an API read came before the statement started');
 
 /**
- * DuckDB's `threads` while the monitors' lane works. It is the instance's setting (no
- * per-connection or per-statement one exists in DuckDB 1.5), and with 2 a statement runs on its
- * caller's thread and DuckDB's background thread: a lane statement took both cores of a 2-core
- * machine and the event loop that answers HTTP (a media list never touches DuckDB) waited its
- * turn, and DuckDB's threads spent CPU polling its task queue for each other. So the lane sets
- * `threads` to 1 before a statement, and it stays so while the lane works; an idle lane
- * (`idleMs`, 5 s) gives the API's count back. An API read then runs on its own thread beside the
- * event loop (the lane's statement has stood aside, read-lane.ts MonitorLane.api); one still
- * running after `longReadMs` (50 ms: a long scan) gets the API's count back for the tasks it
- * still has. Switching on every API read instead, and the same without the interrupt, were
- * measured worse (docs/benchmarks.md "Session 22"); a switch stops and starts DuckDB's threads
- * (~1–1.5 ms). Switches run one at a time, in order, and a failed one is left (the setting is a
- * matter of speed, never of answers).
+ * DuckDB's `threads`: one for the work in the background (the monitors' lane and the loader's
+ * loads), the API's count for the API's reads. It is the instance's setting (no per-connection or
+ * per-statement one exists in DuckDB 1.5), and DuckDB fixes how many tasks a pipeline runs when it
+ * schedules it, so a read runs with the count set when it started: a switch in the middle of a
+ * read does not reach it (a 10M-row group-by: 203 ms at 2, 330–393 at 1, 332–422 at 1 switched to 2
+ * after 20 ms; docs/benchmarks.md "Session 23").
+ *
+ * - Background work sets 1 before it starts, unless an API read is in flight. With 2, a statement
+ *   runs on its caller's thread and DuckDB's background thread: a lane statement took both cores
+ *   of a 2-core machine from the event loop that answers HTTP (a media list never touches DuckDB),
+ *   and the caller's thread spent CPU polling DuckDB's task queue for the other (a load's COMMIT:
+ *   3.5 ms of CPU at 1 thread against 8.4 at 2).
+ * - An API read sets the API's count before it starts, so a long scan is not left on one thread
+ *   because a load or an evaluation ran before it. The lane's statement in flight has stood aside
+ *   (MonitorLane.api); a load goes on beside it with the API's count.
+ * - With no background work for `idleMs` the API's count comes back, so an idle server's next read
+ *   does not wait for a switch.
+ *
+ * A switch stops or starts DuckDB's threads: 0.2–0.5 ms, a few ms now and then (measured).
+ * Switches run one at a time, in order, and a failed one is left (the setting is a matter of
+ * speed, never of answers).
  */
 export class ThreadSwitch {
   private current: number;
   private chain: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private apiReads = 0;
+  private backgroundWork = 0;
   /** Switches made (for benches and tests). */
   switches = 0;
 
   constructor(
     private readonly set: (threads: number) => Promise<void>,
     private readonly apiThreads: number,
-    private readonly laneThreads = 1,
+    private readonly backgroundThreads = 1,
     private readonly idleMs = 5_000,
-    readonly longReadMs = 50,
   ) {
     this.current = apiThreads;
   }
 
-  /** The API's count again. */
-  forApi(): Promise<void> {
-    return this.to(this.apiThreads);
+  /** Runs an API read with the API's count. */
+  async api<T>(read: () => Promise<T>): Promise<T> {
+    this.apiReads++;
+    try {
+      await this.to(this.apiThreads);
+      return await read();
+    } finally {
+      this.apiReads--;
+    }
   }
 
-  /** The lane's count, before one of its statements. */
-  forLane(): Promise<void> {
+  /** Runs background work (a lane statement, a load) with the background's count unless an API read is in flight. */
+  async background<T>(work: () => T | Promise<T>): Promise<T> {
+    this.backgroundWork++;
     clearTimeout(this.idleTimer);
-    return this.to(this.laneThreads);
+    try {
+      if (this.apiReads === 0) await this.to(this.backgroundThreads);
+      return await work();
+    } finally {
+      if (--this.backgroundWork === 0) this.idle();
+    }
   }
 
-  /** The lane has nothing queued: the API's count again if it stays so for idleMs. */
-  laneIdle(): void {
-    clearTimeout(this.idleTimer);
+  /** No background work: the API's count again if it stays so for idleMs. */
+  private idle(): void {
     if (this.current === this.apiThreads || this.closed) return;
-    this.idleTimer = setTimeout(() => void this.to(this.apiThreads), this.idleMs);
+    this.idleTimer = setTimeout(() => {
+      if (this.backgroundWork === 0) void this.to(this.apiThreads);
+    }, this.idleMs);
     this.idleTimer.unref();
   }
 
