@@ -21,6 +21,13 @@ export interface EventEngine {
    * them (or idempotently), so a crash at any point loads each record exactly once.
    */
   load(records: readonly LoadRecord[], lastSeq: number): Promise<void>;
+  /**
+   * Events the next load should hold at most to end exactly where the engine's storage unit
+   * does (DuckDB: the open row group); the log's loader takes the whole records that fit, or a
+   * full load when not even the first one does (the engine closes the unit before it). Absent:
+   * no preference.
+   */
+  loadRoom?(): number;
   query(tenant: Tenant, request: EnginePageRequest): Promise<{ events: StoredEvent[]; more: boolean }>;
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
   stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]>;

@@ -13,6 +13,16 @@ const rollupCompactionEvery = 200;
 /** Rows of one DuckDB row group (its default `row_group_size`): the unit a checkpoint compresses. */
 export const rowGroupRows = 122_880;
 
+/**
+ * The fewest rows a row group is sealed with when the loader chooses. At each checkpoint DuckDB
+ * merges runs of adjacent row groups that fit in fewer (2 into 1, 3 into 2, 4 into 3:
+ * RowGroupCollection's vacuum), compressing their rows again: groups of 88,000 rows (two loads of
+ * 44,000) were merged 4 into 3 every fourth checkpoint, a checkpoint of ~1 s that took ~90 MB
+ * more memory while it ran (peak RSS 402–408 MB against 300–320 between; docs/benchmarks.md
+ * "Session 23"). Four groups of more than 3/4 of a group never fit in three.
+ */
+export const sealRows = (rowGroupRows * 3) / 4 + 1;
+
 interface RollupRow {
   tenant: number;
   datasetId: string;
@@ -61,10 +71,20 @@ export class DuckDbLoader {
     return Number(max.getRows()[0]![0]);
   }
 
+  /** Rows that still fit the open row group (engine.ts EventEngine.loadRoom). */
+  room(): number {
+    return Math.max(0, rowGroupRows - this.rowsSinceCheckpoint);
+  }
+
   async load(records: readonly LoadRecord[], lastSeq: number): Promise<void> {
     // The records' tenants first (a record's header names it): new ones are inserted before the
     // appender takes the connection.
     const batches = records.map(({ body }) => new BatchReader(body));
+    const incoming = batches.reduce((n, b) => n + b.count, 0);
+    // Rows that would overflow a group already full enough to seal: seal it first, so the group
+    // ends here and these rows start the next (the log's loader sized the load by room(); it is
+    // bigger when not even its first record fitted).
+    if (this.rowsSinceCheckpoint >= sealRows && this.rowsSinceCheckpoint + incoming > rowGroupRows) await this.checkpoint();
     const newTenants = new Map<string, { tenant: Tenant; id: number }>();
     const tenantIds = batches.map(({ tenant }) => {
       const id = this.tenants.get(tenant) ?? newTenants.get(tenantKey(tenant))?.id;
@@ -100,9 +120,10 @@ export class DuckDbLoader {
     }
     for (const { tenant, id } of newTenants.values()) this.tenants.confirm(tenant, id);
     this.rowsSinceCheckpoint += rows;
-    // Before a load like this one would overflow the row group: a checkpoint after it would seal
-    // the few rows past the group as a small group of their own, which later checkpoints merge.
-    if (this.rowsSinceCheckpoint + rows > rowGroupRows) this.checkpointDue = true;
+    // A full group is sealed at once; one that is not waits for the load that would overflow it
+    // (above). A group overflowed by a load bigger than its room (rows past sealRows' bound
+    // missing) is sealed after it: its last rows are a small group of their own.
+    if (this.rowsSinceCheckpoint >= rowGroupRows) this.checkpointDue = true;
     if (this.checkpointDue) await this.checkpoint();
     // Best effort: a failed merge leaves the rows unmerged, which readers sum all the same.
     await this.compactRollup().catch(() => undefined);

@@ -157,6 +157,10 @@ export class DuckDbEngine implements EventEngine {
     return this.betweenLoads(() => (this.threads ? this.threads.background(load) : load()));
   }
 
+  loadRoom(): number {
+    return this.loader.room();
+  }
+
   /** The loader's connection, one use at a time: loads and hot-key changes (which ALTER events). */
   private loaderQueue: Promise<unknown> = Promise.resolve();
   private betweenLoads<T>(run: () => Promise<T>): Promise<T> {
@@ -363,6 +367,12 @@ export class DuckDbEngine implements EventEngine {
   /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */
   async hotLayouts(_tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
     return this.hot.of(datasetIds);
+  }
+
+  /** Rows in each of the events table's row groups, in order, and whether each is written to the file (tests and benches). */
+  async rowGroups(): Promise<Array<{ rows: number; persistent: boolean }>> {
+    const rows = await this.read("SELECT row_group_id, sum(count), bool_and(persistent) FROM pragma_storage_info('events') WHERE column_name = 'seq' AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY row_group_id", []);
+    return rows.map(([, count, persistent]) => ({ rows: Number(count), persistent: Boolean(persistent) }));
   }
 
   /** DuckDB's buffer pool by what holds it (`duckdb_memory()`), in bytes: tests and benches. */

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDbEngine } from './duckdb-tables.js';
-import { rowGroupRows } from './duckdb-loader.js';
+import { rowGroupRows, sealRows } from './duckdb-loader.js';
+import { recordsForLoad } from '../wal/wal-loader.js';
 import { encodeBatch } from '../wal/event-batch.js';
 import type { NewEvent } from '../event-store.js';
 import { newEventId } from '../../shared/ids.js';
@@ -21,7 +22,7 @@ function batch(from: number, count: number): Buffer {
   return encodeBatch(tenant, Date.now(), events);
 }
 
-test('the loader checkpoints after each row group of rows, long before the WAL bound, across a reopen too; every row stays counted', async () => {
+test('the loader seals a row group when the next load would overflow it, long before the WAL bound, across a reopen too; every row stays counted', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-checkpoint-'));
   try {
     let engine = await DuckDbEngine.open({ dir });
@@ -32,17 +33,20 @@ test('the loader checkpoints after each row group of rows, long before the WAL b
       seq += perLoad;
     };
     // Short rows: a whole row group's WAL is a few MB, far under wal_autocheckpoint.
-    // Eleven loads (110,000 rows): a twelfth would still fit the group, so no checkpoint yet.
-    while (seq - 1 + 2 * perLoad <= rowGroupRows) await load(engine);
+    // Twelve loads (120,000 rows) fit the 122,880-row group: no checkpoint yet.
+    while (seq - 1 + perLoad <= rowGroupRows) await load(engine);
+    assert.equal(engine.loadRoom(), rowGroupRows - 120_000);
     const before = walBytes(dir);
     assert.ok(before > 1_000_000, `rows wait in the WAL until the group fills (${before} bytes)`);
-    await load(engine); // 120,000 rows: the next load would overflow the 122,880-row group
-    assert.ok(walBytes(dir) < before / 10, `checkpointed: the WAL went from ${before} to ${walBytes(dir)} bytes`);
+    await load(engine); // would overflow: the group is sealed first, these rows start the next
+    assert.ok(walBytes(dir) < before / 5, `checkpointed: the WAL went from ${before} to ${walBytes(dir)} bytes`);
+    assert.equal(engine.loadRoom(), rowGroupRows - perLoad);
+    assert.deepEqual((await engine.rowGroups()).map((g) => g.rows), [120_000, perLoad]);
     await engine.close();
     // Reopened (DuckDB checkpoints at close), the loader counts a row group's worth of rows again.
     engine = await DuckDbEngine.open({ dir });
     const reopenedAt = seq;
-    while (seq - reopenedAt + 2 * perLoad <= rowGroupRows) await load(engine);
+    while (seq - reopenedAt + perLoad <= rowGroupRows) await load(engine);
     assert.ok(walBytes(dir) > 1_000_000);
     await load(engine);
     assert.ok(walBytes(dir) < 1_000_000, `checkpointed again after a row group's worth of rows (${walBytes(dir)} bytes)`);
@@ -50,6 +54,34 @@ test('the loader checkpoints after each row group of rows, long before the WAL b
     await engine.close();
     engine = await DuckDbEngine.open({ dir });
     assert.equal(await engine.loadedSeq(), seq - 1);
+    assert.deepEqual(await engine.rollupCounts(tenant, ['ds_x'], 0), [['ds_x', seq - 1]]);
+    await engine.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("loads sized by the engine's room seal every row group nearly full, so DuckDB never merges and compresses them again; a load bigger than the room starts the next group", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-groups-'));
+  try {
+    const engine = await DuckDbEngine.open({ dir });
+    // The log's records of 1,000 events, loads of at most 44,000 as bench:ingest's saturated
+    // server made them: before the room, groups were sealed at 88,000 rows and merged 4 into 3.
+    const perRecord = 1_000;
+    const maxLoad = 44_000;
+    let seq = 1;
+    let pending = Array.from({ length: 420 }, (_, i) => ({ firstSeq: 1 + i * perRecord, count: perRecord }));
+    while (pending.length) {
+      const chosen = recordsForLoad(pending, maxLoad, engine.loadRoom());
+      pending = pending.slice(chosen.length);
+      const last = chosen[chosen.length - 1]!;
+      await engine.load(chosen.map((r) => ({ firstSeq: r.firstSeq, body: batch(r.firstSeq, r.count) })), last.firstSeq + last.count - 1);
+      seq = last.firstSeq + last.count;
+      const groups = await engine.rowGroups();
+      // Every group but the open one is sealed with more rows than four-into-three merging allows.
+      for (const g of groups.slice(0, -1)) assert.ok(g.rows >= sealRows, `a sealed group of ${g.rows} rows (${JSON.stringify(groups)})`);
+    }
+    assert.deepEqual((await engine.rowGroups()).map((g) => g.rows), [122_000, 122_000, 122_000, 54_000]);
     assert.deepEqual(await engine.rollupCounts(tenant, ['ds_x'], 0), [['ds_x', seq - 1]]);
     await engine.close();
   } finally {

@@ -108,7 +108,7 @@ export class WalLoader {
   private paceWait(): number {
     const interval = this.options.loadIntervalMs ?? 0;
     if (interval <= 0 || !this.durable || this.loaded < this.wantedSeq) return 0;
-    if (this.durable.lastSeq - this.loaded >= this.options.maxEventsPerLoad) return 0;
+    if (this.durable.lastSeq - this.loaded >= Math.min(this.options.maxEventsPerLoad, this.engine.loadRoom?.() ?? Infinity)) return 0;
     return this.lastLoadStart + interval - performance.now();
   }
 
@@ -221,14 +221,7 @@ export class WalLoader {
           records = parseRecords(bytes, offset).records;
         }
         if (records.length === 0) throw new Error(`the event log segment ${file} is damaged at byte ${offset}`);
-        const kept: WalRecord[] = [];
-        let events = 0;
-        for (const r of records) {
-          if (kept.length && events + r.count > this.options.maxEventsPerLoad) break;
-          kept.push(r);
-          events += r.count;
-        }
-        return kept;
+        return recordsForLoad(records, this.options.maxEventsPerLoad, this.engine.loadRoom?.() ?? Infinity);
       } finally {
         fs.closeSync(fd);
       }
@@ -242,6 +235,24 @@ export class WalLoader {
     }
     return this.buffer.subarray(0, size);
   }
+}
+
+/**
+ * The records of the next load, oldest first, always at least one: those that fit in `max`
+ * events and, when the first one fits the engine's `room`, in that too (so the load ends where
+ * the engine's storage unit does; when not even the first fits, the engine closes the unit
+ * before the load and a full one starts the next).
+ */
+export function recordsForLoad<R extends { count: number }>(records: readonly R[], max: number, room: number): R[] {
+  const limit = records.length && records[0]!.count <= room ? Math.min(max, room) : max;
+  const kept: R[] = [];
+  let events = 0;
+  for (const r of records) {
+    if (kept.length && events + r.count > limit) break;
+    kept.push(r);
+    events += r.count;
+  }
+  return kept;
 }
 
 /** Fills `buffer` from the file at `position`; the bytes read (fewer at the file's end). */
