@@ -1,7 +1,8 @@
 // npx tsx bench/ingest-loads.ts — what a load's size costs the DuckDB loader: the realistic shape
 // of bench:ingest (8 tenants, 1,000 events per record) encoded as the log's records, loaded
 // through the store's own DuckDbEngine.load (chunks, appender, rollup, position, COMMIT, the
-// loader's checkpoints) in loads of BENCH_LOAD_SIZES events (2000,8000,24000), with DuckDB's
+// loader's checkpoints) in loads of at most BENCH_LOAD_SIZES events (the records that fit the
+// room left in the open row group, as the log's loader takes them) (2000,8000,24000), with DuckDB's
 // threads BENCH_THREADS (2; "1,2" compares), a fresh file per run, BENCH_EVENTS events each
 // (240,000), BENCH_ROUNDS rounds alternating (3). CPU per event over all threads of this process
 // (process.cpuUsage): the loader's side of ingest without HTTP or the log. Under bench:ingest's
@@ -11,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { DuckDbEngine } from '../src/engine/duckdb/duckdb-tables.js';
 import { encodeBatch } from '../src/engine/wal/event-batch.js';
+import { recordsForLoad } from '../src/engine/wal/wal-loader.js';
 import { newEventId } from '../src/shared/ids.js';
 import type { NewEvent } from '../src/engine/event-store.js';
 import { fmt, median, tempDir } from './support.js';
@@ -57,8 +59,11 @@ for (let round = 1; round <= rounds; round++) {
       const cpuBefore = process.cpuUsage();
       const started = performance.now();
       let seq = 0;
-      for (let r = 0; r < records.length; r += perLoad) {
-        const load = records.slice(r, r + perLoad).map((body, k) => ({ firstSeq: seq + 1 + k * perRecord, body }));
+      // Loads chosen as the log's loader chooses them: whole records within the size and the room left in DuckDB's open row group.
+      for (let r = 0; r < records.length; ) {
+        const chosen = recordsForLoad(records.slice(r, r + perLoad).map(() => ({ count: perRecord })), perLoad * perRecord, engine.loadRoom());
+        const load = records.slice(r, r + chosen.length).map((body, k) => ({ firstSeq: seq + 1 + k * perRecord, body }));
+        r += load.length;
         seq += load.length * perRecord;
         await engine.load(load, seq);
       }
