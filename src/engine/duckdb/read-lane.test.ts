@@ -151,9 +151,10 @@ test("with a thread switch, background work (the lane's statements, loads) runs 
   assert.equal(await lane.run(setting), 1, 'and the next lane statement one thread again');
 
   // Background work that starts while an API read is in flight leaves the API's count.
-  let release!: () => void;
+  let release: (() => void) | undefined;
   const held = lane.api(() => new Promise<number>((resolve) => (release = () => void setting(other).then(resolve))));
-  await tick();
+  // The read starts once its switch is made.
+  while (!release) await tick();
   assert.equal(await threads.background(() => setting(other)), 2, 'a load beside an API read runs with its count');
   release();
   assert.equal(await held, 2);
