@@ -45,9 +45,8 @@ const ev = (ts: number, body: { event?: string; message?: string; payload?: obje
 const names = async (_t: Tenant, ids: readonly string[]) => new Map(ids.map((id) => [id, `name-of-${id}`]));
 
 /** Direct SQL on the first host, for what the API does not show (row counts per seq). */
-async function sql(url: string, query: string): Promise<Array<Record<string, unknown>>> {
-  const target = parseClickHouseUrl(url);
-  const client = createClient({ url: target.hosts[0], log: { level: 127 as never } });
+async function sql(url: string, query: string, host = parseClickHouseUrl(url).hosts[0]): Promise<Array<Record<string, unknown>>> {
+  const client = createClient({ url: host, log: { level: 127 as never } });
   try {
     const result = await client.query({ query, format: 'JSONEachRow' });
     return await result.json();
@@ -124,6 +123,30 @@ describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
     assert.deepEqual(filtered.events.map((e) => e.event), ['e7']);
     const none = await store.query(b, { filter: { where: 'event = ?', params: ['e7'] }, limit: 10 });
     assert.equal(none.events.length, 0);
+  });
+
+  test("a threshold monitor's reads run on every host at a lower priority than the API's (ClickHouse pauses them while an API read runs)", async () => {
+    const hosts = parseClickHouseUrl(url).hosts;
+    for (const [lane, expected] of [['monitors', '2'], ['api', '1'], [undefined, '1']] as const) {
+      // A read slow enough to be seen running: ~4 ms a row over 250 rows, split between the shards.
+      const marker = `priority-${lane ?? 'default'}-${Date.now()}`;
+      const read = store.aggregate(a, { filter: { where: 'sleepEachRow(0.004) = 0 AND event != ?', params: [marker] }, key: { sql: 'severity', params: [] }, limit: 100, ...(lane ? { lane } : {}) });
+      const seen = new Map<string, string>();
+      const deadline = Date.now() + 20_000;
+      while (seen.size < hosts.length && Date.now() < deadline) {
+        for (const host of hosts) {
+          const running = await sql(url, `SELECT Settings.Names AS names, Settings.Values AS values FROM system.processes WHERE query LIKE '%${marker}%' AND query NOT LIKE '%system.processes%'`, host);
+          for (const row of running) {
+            const names = row.names as string[];
+            seen.set(host!, (row.values as string[])[names.indexOf('priority')] ?? '0');
+          }
+        }
+      }
+      const groups = await read;
+      assert.equal(groups.reduce((n, g) => n + g.count, 0), 250, 'the answer is the same in either lane');
+      assert.deepEqual([...seen.keys()].sort(), [...hosts].sort(), `the read was seen running on every host (${lane})`);
+      for (const [host, priority] of seen) assert.equal(priority, expected, `${lane ?? 'no lane'} on ${host}`);
+    }
   });
 
   test('schema discovery reads a bounded sample of the newest events', async () => {

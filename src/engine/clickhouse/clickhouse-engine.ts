@@ -16,6 +16,7 @@ import {
   type RawStatsRow,
   type StatsRequest,
   type TailRequest,
+  type ReadLane,
   statsSelect,
 } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';
@@ -305,18 +306,18 @@ export class ClickHouseEngine implements EventEngine {
     }
   }
 
-  private select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]> {
-    return this.answer<T[]>(client, sql, params, 'JSONEachRow');
+  private select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[], lane?: ReadLane): Promise<T[]> {
+    return this.answer<T[]>(client, sql, params, 'JSONEachRow', lane);
   }
 
   /** A statement's answer in `format` (JSONEachRow: the rows; JSON: an object with `data` and, WITH TOTALS, `totals`). */
-  private async answer<R>(client: ClickHouseClient, sql: string, params: readonly SqlValue[], format: 'JSONEachRow' | 'JSON'): Promise<R> {
+  private async answer<R>(client: ClickHouseClient, sql: string, params: readonly SqlValue[], format: 'JSONEachRow' | 'JSON', lane?: ReadLane): Promise<R> {
     if (this.closed) throw new Error('event store closed');
     try {
       const result = await client.query({
         query: bindParams(sql, params),
         format,
-        clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never },
+        clickhouse_settings: { max_memory_usage: String(this.readMemoryBytes) as never, priority: String(priorityOf(lane)) as never },
       });
       return (await result.json()) as R;
     } catch (error) {
@@ -325,15 +326,15 @@ export class ClickHouseEngine implements EventEngine {
   }
 
   /** A read whose statement says WITH TOTALS: its rows and the totals row, spread over the hosts as `read`. */
-  private readWithTotals<T>(sql: string, params: readonly SqlValue[]): Promise<{ data: T[]; totals?: Record<string, unknown> }> {
+  private readWithTotals<T>(sql: string, params: readonly SqlValue[], lane?: ReadLane): Promise<{ data: T[]; totals?: Record<string, unknown> }> {
     const client = this.clients[this.readReplica++ % this.clients.length]!;
-    return this.answer(client, sql, params, 'JSON');
+    return this.answer(client, sql, params, 'JSON', lane);
   }
 
   /** A read on the Distributed (or only) `events` table, spread over the hosts. */
-  private read<T>(sql: string, params: readonly SqlValue[]): Promise<T[]> {
+  private read<T>(sql: string, params: readonly SqlValue[], lane?: ReadLane): Promise<T[]> {
     const client = this.clients[this.readReplica++ % this.clients.length]!;
-    return this.select<T>(client, sql, params);
+    return this.select<T>(client, sql, params, lane);
   }
 
   private get first(): ClickHouseClient {
@@ -475,7 +476,7 @@ export class ClickHouseEngine implements EventEngine {
         sql += ' AND ts >= ?';
         params.push(anchor - window);
       }
-      keys = await this.read(`${sql} ORDER BY ts DESC, event_id DESC LIMIT ${limit + 1}`, params);
+      keys = await this.read(`${sql} ORDER BY ts DESC, event_id DESC LIMIT ${limit + 1}`, params, request.lane);
       if (keys.length > limit) break;
     }
     const page = keys.slice(0, limit);
@@ -484,6 +485,7 @@ export class ClickHouseEngine implements EventEngine {
     const rows = await this.read<EventRow>(
       `SELECT ${eventColumns} FROM ${this.db}.events WHERE tenant = ? AND ts >= ? AND ts <= ? AND event_id IN (${page.map(() => '?').join(', ')})`,
       [tenantParam, Math.min(...tsList), Math.max(...tsList), ...page.map((k) => k.event_id)],
+      request.lane,
     );
     const byKey = new Map(rows.map((r) => [`${r.ts}|${r.event_id}`, r]));
     const events = page.flatMap((k) => {
@@ -521,8 +523,8 @@ export class ClickHouseEngine implements EventEngine {
     const rows = await runGroupBy<Row>(
       statement,
       [...statement.params, tenantKey(tenant), ...request.filter.params],
-      (sql, params) => this.read<Row>(sql, params),
-      (sql, params) => this.readWithTotals<Row>(sql, params),
+      (sql, params) => this.read<Row>(sql, params, request.lane),
+      (sql, params) => this.readWithTotals<Row>(sql, params, request.lane),
     );
     return rows.map((r) => ({ key: r.value, count: Number(r.n) }));
   }
@@ -534,6 +536,7 @@ export class ClickHouseEngine implements EventEngine {
       `SELECT ${select} FROM ${this.db}.events ${prewhere ? `PREWHERE ${prewhere.where} ` : ''}WHERE tenant = ? AND (${whereOf(request.filter)})${groupBy} ` +
         `ORDER BY ${request.orderBy} LIMIT ${Math.trunc(request.limit)}`,
       [...params, ...(prewhere?.params ?? []), tenantKey(tenant), ...request.filter.params],
+      request.lane,
     );
     // 64-bit integers come as JSON strings: counts are numbers; keys stay raw for decodeGroupValue.
     return rows.map((r) => ({
@@ -688,4 +691,14 @@ export class ClickHouseEngine implements EventEngine {
     await this.deletes;
     await Promise.all(this.clients.map((c) => c.close()));
   }
+}
+
+/**
+ * ClickHouse's `priority` for a read (1 is the highest): a server pauses a query while one of a
+ * higher priority runs on it (each wait at most a second, then it goes on), so a threshold
+ * monitor's scan stands aside for the API's reads on every host its Distributed read reaches,
+ * as the DuckDB lane does (docs/monitors.md "Beside the API").
+ */
+function priorityOf(lane: ReadLane | undefined): number {
+  return lane === 'monitors' ? 2 : 1;
 }
