@@ -11,7 +11,8 @@ import { eventColumns, schemaSql, sqlString, TenantIds, tenantWhere, toStoredEve
 import { isUuid } from '../../shared/ids.js';
 import { discoverFields, fieldStatsLimits, sampleRange } from '../field-stats.js';
 import { ReadGate } from './read-gate.js';
-import { MonitorLane, ThreadSwitch } from './read-lane.js';
+import { MonitorLane } from './read-lane.js';
+import { ThreadSwitch } from './thread-switch.js';
 import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 
@@ -65,7 +66,7 @@ export class DuckDbEngine implements EventEngine {
   private readonly gate = new ReadGate();
   /** The monitor evaluations' reads: one at a time on a connection of their own, after the API's (read-lane.ts). */
   private readonly monitors: MonitorLane;
-  /** DuckDB's threads: one for the lane's statements and the loader's loads, all for the API's reads (read-lane.ts). */
+  /** DuckDB's threads: one for the lane's statements and the loader's loads, all for the API's reads (thread-switch.ts). */
   private readonly threads: ThreadSwitch | undefined;
   /** The connection that switches DuckDB's threads, opened with the first switch. */
   private threadsConnection: Promise<DuckDBConnection> | undefined;
@@ -369,10 +370,10 @@ export class DuckDbEngine implements EventEngine {
     return this.hot.of(datasetIds);
   }
 
-  /** Rows in each of the events table's row groups, in order, and whether each is written to the file (tests and benches). */
-  async rowGroups(): Promise<Array<{ rows: number; persistent: boolean }>> {
-    const rows = await this.read("SELECT row_group_id, sum(count), bool_and(persistent) FROM pragma_storage_info('events') WHERE column_name = 'seq' AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY row_group_id", []);
-    return rows.map(([, count, persistent]) => ({ rows: Number(count), persistent: Boolean(persistent) }));
+  /** Rows in each of the events table's row groups, in order (tests and benches). */
+  async rowGroups(): Promise<number[]> {
+    const rows = await this.read("SELECT sum(count) FROM pragma_storage_info('events') WHERE column_name = 'seq' AND segment_type <> 'VALIDITY' GROUP BY row_group_id ORDER BY row_group_id", []);
+    return rows.map(([count]) => Number(count));
   }
 
   /** DuckDB's buffer pool by what holds it (`duckdb_memory()`), in bytes: tests and benches. */

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { MonitorLane, ThreadSwitch } from './read-lane.js';
+import { MonitorLane } from './read-lane.js';
+import { ThreadSwitch } from './thread-switch.js';
 
 /** A read held until the test lets it go. */
 function held(log: string[], name: string) {
