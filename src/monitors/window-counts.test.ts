@@ -95,6 +95,22 @@ describe('monitors: long windows counted from the last answer', () => {
     assert.ok(counts.reads.counted - before.counted >= 12, `the counted path was taken (${counts.reads.counted - before.counted} counted, ${counts.reads.whole - before.whole} whole)`);
   });
 
+  test('without `by`, a window that counts nothing answers one row of 0 on the counted path too, as the statement does', async () => {
+    const q = 'event == "none-yet" stats count()';
+    let to = base + 120 * minute;
+    await ingest('wcz', [{ ts: new Date(to - 3 * minute).toISOString(), event: 'other' }]);
+    assert.deepEqual(sorted(await agree(q, to - hour, to, 'first read')), [['{}', 0]]);
+    const counted = counts.reads.counted;
+    to += minute;
+    await ingest('wcz', [{ ts: new Date(to - hour + 30_000).toISOString(), event: 'none-yet' }]);
+    assert.deepEqual(sorted(await agree(q, to - hour, to, 'one counted')), [['{}', 1]]);
+    to += minute;
+    assert.deepEqual(sorted(await agree(q, to - hour, to, 'the one left the window')), [['{}', 0]]);
+    to += minute;
+    assert.deepEqual(sorted(await agree(q, to - hour, to, 'still nothing')), [['{}', 0]]);
+    assert.equal(counts.reads.counted, counted + 3, 'all three on the counted path');
+  });
+
   test('a dataset archived, a window moved back, a gap past the window: read whole, and still the same answer', async () => {
     const q = 'event == "arch" stats count() by source';
     let to = base + 100 * minute;

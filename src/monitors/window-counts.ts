@@ -120,10 +120,13 @@ export class WindowCounts {
     if (!added && !later && !left) return undefined;
     for (const read of reads) if (read && (read.datasets !== before.datasets || read.rows.length >= maxStatsRows)) return undefined;
     const counts = new Map(before.counts);
+    // Without `by` the statement answers one row, 0 when nothing matches (a monitor reads that
+    // 0, not "no data"); with `by` a group that counts nothing has no row.
+    const oneRow = query.stats!.by.length === 0;
     const add = (rows: GroupValue[], sign: 1 | -1) => {
       for (const row of rows) {
         const value = (counts.get(row.key)?.value ?? 0) + sign * (row.value ?? 0);
-        if (value > 0) counts.set(row.key, { ...row, value });
+        if (value > 0 || oneRow) counts.set(row.key, { ...row, value });
         else counts.delete(row.key);
       }
     };
