@@ -28,6 +28,8 @@ interface Evaluation {
   high: number | null;
   low: number | null;
   writes: Write[];
+  /** Whether the writes store notifications (the delivery worker is woken after the commit only then). */
+  notifies: boolean;
 }
 
 /**
@@ -161,9 +163,11 @@ export class Evaluator {
       .executeTakeFirst();
     if (!row) return false;
     try {
+      await yieldToIo();
       const evaluation = await this.evaluate(row, now, shared);
+      await yieldToIo();
       if (await this.commit(row, now, evaluation)) {
-        this.notifications.wake();
+        if (evaluation.notifies) this.notifications.wake();
         return true;
       }
       if (await this.freeLease(row)) {
@@ -258,12 +262,15 @@ export class Evaluator {
    */
   private async evaluate(row: MonitorsTable, now: number, shared: SharedAnswers): Promise<Evaluation> {
     const writes: Write[] = [];
+    let notifies = false;
     let high: number | null = null;
     let low: number | null = null;
     const tenant: Tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
     const query = parseThresholdQuery(row.q);
     const from = now - durationMs(row.window!)!;
     const values = await this.windowValues(shared, tenant, row.q, query, from, now);
+    // The answer arrives from the events engine in a task of its own; the group states read after a turn of the loop.
+    await yieldToIo();
     const known = new Map((await this.groups.groups(tenant, row.id)).map((g) => [g.group_key, g]));
     const current = new Map(values.map((v) => [v.key, v]));
     // Without `by` the monitor is one group, which has no data when the stats answer no row.
@@ -310,8 +317,9 @@ export class Evaluator {
         url: explorerUrl(this.urls.api, query, from, now),
       });
       writes.push((db) => this.notifications.store(prepared, db));
+      notifies = true;
     }
     // When it was evaluated and its values (the Monitor's status) go with the move to the next interval (advance).
-    return { high, low, writes };
+    return { high, low, writes, notifies };
   }
 }
