@@ -27,6 +27,9 @@
 // and how many missed their minute (goal: none), the server's CPU per evaluation and ClickHouse's
 // (on − off), and each endpoint's API p99: the median of the on phases' p99 over the median of the
 // off phases' (goal 0.90–1.10×), with each on phase over the off phase before it.
+// BENCH_NEIGHBOUR=1 adds the same run's control after the on phases: as many rounds of an off
+// phase and a neighbour phase, in which no monitor is due and another process takes the cores the
+// monitors took (on − off): what the API's p99 loses to sharing the cores at all.
 // On ClickHouse too, when bench/clickhouse-support.ts finds it (one line says why when skipped).
 //
 // The server runs as `opsctl serve` from the compiled build (npm run bench:monitors builds
@@ -432,8 +435,12 @@ async function generateDuckDb(dataDir: string, orgId: string, datasetIds: string
 }
 
 interface Phase {
-  /** off: no monitor due; on: each monitor at its slot; created: the minute after the creation made all of them due at once. */
-  kind: 'off' | 'on' | 'created';
+  /**
+   * off: no monitor due; on: each monitor at its slot; created: the minute after the creation made
+   * all of them due at once; neighbour: no monitor due, another process taking the cores the
+   * monitors took (BENCH_NEIGHBOUR=1).
+   */
+  kind: 'off' | 'on' | 'created' | 'neighbour';
   seconds: number;
   cores: number;
   extraCores: number;
@@ -446,6 +453,19 @@ interface Phase {
   missed: number;
   /** The 1-minute load average at the phase's end. */
   load: number;
+}
+
+/**
+ * Processes that take `cores` of CPU between them (each busy a share of every 10 ms and asleep
+ * the rest), as a neighbour on the machine would: the control of the API's p99 against the cores
+ * the monitors take.
+ */
+function startNeighbour(cores: number): { pids: number[]; stop: () => void } {
+  const count = Math.ceil(cores);
+  const code = `const share = Number(process.argv[1]); const tick = () => { const end = performance.now() + share * 10; while (performance.now() < end); setTimeout(tick, (1 - share) * 10); }; tick();`;
+  const children = Array.from({ length: count }, () => spawn(process.execPath, ['-e', code, String(cores / count)], { stdio: 'ignore' }));
+  for (const child of children) killOnExit(child);
+  return { pids: children.map((c) => c.pid!), stop: () => children.forEach((c) => c.kill()) };
 }
 
 async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
@@ -599,14 +619,16 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
 
     const chPids = engine === 'clickhouse' ? clickHouseServerPids() : [];
     const phases: Phase[] = [];
+    let neighbourCores = 0;
+    const neighbourTaken: number[] = [];
     const p99 = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.99);
-    async function phase(kind: 'off' | 'on' | 'created', secondsLong: number) {
+    async function phase(kind: Phase['kind'], secondsLong: number) {
       sink = { media: [], query: [] };
       seen = [];
       missedDue = new Set();
       maxOverdue = 0;
       burst = 0;
-      const polling = kind !== 'off';
+      const polling = kind === 'on' || kind === 'created';
       const cpuBefore = groupCpuMicros(started.pgid);
       const threadsBefore = groupThreadCpuMicros(started.pgid);
       const extraBefore = cpuSecondsOf(chPids);
@@ -651,7 +673,7 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       const m = [...latencies.media].sort((a, b) => a - b);
       const q = [...latencies.query].sort((a, b) => a - b);
       console.log(
-        `  ${kind === 'created' ? 'the minute after creation' : kind === 'on' ? 'on ' : 'off'} ${fmt(elapsed)} s: server ${fmt(p.cores, 2)} cores (main ${fmt(threads.main, 2)}, events ${fmt(threads.events, 2)}, other ${fmt(threads.other, 2)})${chPids.length ? ` + ClickHouse ${fmt(p.extraCores, 2)}` : ''}; ` +
+        `  ${kind === 'created' ? 'the minute after creation' : kind === 'on' ? 'on ' : kind === 'neighbour' ? `neighbour (${fmt(neighbourCores, 2)} cores)` : 'off'} ${fmt(elapsed)} s: server ${fmt(p.cores, 2)} cores (main ${fmt(threads.main, 2)}, events ${fmt(threads.events, 2)}, other ${fmt(threads.other, 2)})${chPids.length ? ` + ClickHouse ${fmt(p.extraCores, 2)}` : ''}; ` +
           `API p50/p99 media ${fmt(quantile(m, 0.5), 1)}/${fmt(p.p99.media, 1)} ms, query ${fmt(quantile(q, 0.5), 1)}/${fmt(p.p99.query, 1)} ms` +
           (polling
             ? `; ${fmt(late.length)} evaluations (${fmt((late.length / elapsed) * 60)}/min), finished after due p50 ${fmt(quantile(late, 0.5) / 1000, 1)} s, p99 ${fmt(quantile(late, 0.99) / 1000, 1)} s, max ${fmt((late.at(-1) ?? NaN) / 1000, 1)} s; ` +
@@ -688,6 +710,25 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
       resume();
       await phase('on', cycles * 60);
     }
+    // The same run's control: the cores the monitors took (server and ClickHouse, on − off), taken
+    // by a process that is not the server, with no monitor due. What the API's p99 loses to
+    // sharing the machine's cores at all, beside what it loses to the monitors.
+    if (process.env.BENCH_NEIGHBOUR === '1') {
+      const onSoFar = phases.filter((p) => p.kind === 'on');
+      const offSoFar = phases.filter((p) => p.kind === 'off');
+      const take = Math.max(0.05, median(onSoFar.map((p) => p.cores + p.extraCores)) - median(offSoFar.map((p) => p.cores + p.extraCores)));
+      for (let r = 0; r < rounds; r++) {
+        await pause();
+        await phase('off', offSeconds);
+        const burner = startNeighbour(take);
+        const before = cpuSecondsOf(burner.pids);
+        const t = performance.now();
+        neighbourCores = take;
+        await phase('neighbour', cycles * 60);
+        neighbourTaken.push((cpuSecondsOf(burner.pids) - before) / ((performance.now() - t) / 1000));
+        burner.stop();
+      }
+    }
     running = false;
     await Promise.all([trickle, api]);
     meta.close();
@@ -713,17 +754,25 @@ async function thresholdPart(engine: 'duckdb' | 'clickhouse'): Promise<void> {
     // The goal's ratio: each phase's own p99, the median of the on phases over the median of the
     // off phases of the same run (phases alternate, so the machine's drift lands on both sides);
     // and each on phase against the off phase before it.
+    // The off phase just before a phase (the first off phase, before the monitors existed, precedes the creation's minute).
+    const offBefore = (p: Phase) => phases.slice(0, phases.indexOf(p)).filter((x) => x.kind === 'off').at(-1)!;
+    const neighbour = phases.filter((p) => p.kind === 'neighbour');
     for (const kind of ['media', 'query'] as const) {
       const onP = on.map((p) => p.p99[kind]);
       const offP = off.map((p) => p.p99[kind]);
       const ratio = median(onP) / median(offP);
-      // The off phase just before each on phase (the first off phase, before the monitors existed, precedes the creation's minute).
-      const before = (i: number) => off[i + off.length - on.length]!;
-      const pairs = on.map((p, i) => `${fmt(p.p99[kind] / before(i).p99[kind], 2)}× (load ${fmt(before(i).load, 1)} → ${fmt(p.load, 1)})`);
+      const pairs = on.map((p) => `${fmt(p.p99[kind] / offBefore(p).p99[kind], 2)}× (load ${fmt(offBefore(p).load, 1)} → ${fmt(p.load, 1)})`);
       console.log(
         `  API ${kind === 'media' ? 'GET /v1/media?limit=10' : 'POST /v1/query page  '}    p99 median of on phases ${fmt(median(onP), 1)} ms ÷ of off phases ${fmt(median(offP), 1)} ms = ${fmt(ratio, 2)}× ` +
           `(goal 0.90–1.10×: ${ratio > 1.1 ? 'not met' : ratio >= 0.9 ? 'met' : 'met, on faster than off: the machine moved'}); on ÷ the off before it: ${pairs.join(', ')}; per phase on ${onP.map((x) => fmt(x, 1)).join(' / ')}, off ${offP.map((x) => fmt(x, 1)).join(' / ')} ms`,
       );
+      if (neighbour.length) {
+        const nP = neighbour.map((p) => p.p99[kind]);
+        console.log(
+          `      the same run's neighbour (another process taking ${neighbourTaken.map((c) => fmt(c, 2)).join(' / ')} cores, no monitor due): p99 median ${fmt(median(nP), 1)} ms = ${fmt(median(nP) / median(offP), 2)}× the off phases'; ` +
+            `each over the off before it: ${neighbour.map((p) => `${fmt(p.p99[kind] / offBefore(p).p99[kind], 2)}×`).join(', ')}`,
+        );
+      }
     }
     const notified = receiver.arrivals.length;
     console.log(`  notifications received         ${notified} (${receiver.arrivals.filter((a) => a.status === 'firing').length} firing, ${receiver.arrivals.filter((a) => a.status === 'resolved').length} resolved)`);
