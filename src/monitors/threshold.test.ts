@@ -84,6 +84,24 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${id}`);
   });
 
+  test('a heartbeat over 1 h (`stats count()` < 1) fires with 0 when its events stop, on the counted path too', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "hb" stats count()', window: '1h', condition: { op: '<', value: 1 }, no_data: 'ok', channel_ids: [ch] });
+    const reads = { ...s.server.monitors.windowCounts.reads };
+    const res = await s.request('POST', '/datasets/app/ingest', { json: [{ ts: new Date(s.clock.now() - 1_000).toISOString(), event: 'hb', source: 'eu-1' }] });
+    assert.equal(res.status, 200, res.text);
+    await evaluate(0);
+    await evaluate(30 * minute);
+    assert.equal(receiver.received.length, 0, 'one heartbeat in the window: ok');
+    // 31 minutes on, the heartbeat has left the window: the statement answers 0, not "no data".
+    await evaluate(31 * minute);
+    await receiver.waitFor(1);
+    assert.deepEqual(bodies(receiver).map((b) => [b.status, b.value]), [['firing', 0]]);
+    const { whole, counted } = s.server.monitors.windowCounts.reads;
+    assert.deepEqual([whole - reads.whole, counted - reads.counted], [1, 2], 'read whole once, then counted');
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
   test('`for` delays firing: pending first, firing once the condition held that long', async () => {
     const [ch, receiver] = await channel();
     const id = await monitor({ q: 'event == "t2" stats count()', condition: { op: '>=', value: 2 }, for: '2m', channel_ids: [ch] });
