@@ -102,6 +102,34 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${id}`);
   });
 
+  test('an average over 1 h (`avg(payload.ms)` > 100) fires and resolves on the counted path, null when its numbers left', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "lag" stats avg(payload.ms) by source', window: '1h', condition: { op: '>', value: 100 }, notify_on_resolve: true, channel_ids: [ch] });
+    const reads = { ...s.server.monitors.windowCounts.reads };
+    const lag = async (ago: number, ms: unknown) => {
+      const res = await s.request('POST', '/datasets/app/ingest', { json: [{ ts: new Date(s.clock.now() - ago).toISOString(), event: 'lag', source: 'eu-1', payload: { ms } }] });
+      assert.equal(res.status, 200, res.text);
+    };
+    await lag(30 * minute, 50.5);
+    await evaluate(0);
+    await lag(1_000, 250.5);
+    await evaluate(minute);
+    await receiver.waitFor(1);
+    assert.deepEqual(bodies(receiver).map((b) => [b.status, b.value]), [['firing', 150.5]]);
+    // 30 minutes on, the 50.5 has left the window: 250.5 alone, still firing (no repeat).
+    await evaluate(30 * minute);
+    assert.equal(receiver.received.length, 1);
+    // Another 30, the 250.5 has left too; the one event in the window has no number ("n/a"):
+    // the group is there with the value null, and resolves (no_data: ok).
+    await lag(1_000, 'n/a');
+    await evaluate(30 * minute);
+    await receiver.waitFor(2);
+    assert.deepEqual(bodies(receiver).map((b) => [b.status, b.value]), [['firing', 150.5], ['resolved', null]]);
+    const { whole, counted } = s.server.monitors.windowCounts.reads;
+    assert.deepEqual([whole - reads.whole, counted - reads.counted], [1, 3], 'read whole once, then counted');
+    await s.request('DELETE', `/monitors/${id}`);
+  });
+
   test('`for` delays firing: pending first, firing once the condition held that long', async () => {
     const [ch, receiver] = await channel();
     const id = await monitor({ q: 'event == "t2" stats count()', condition: { op: '>=', value: 2 }, for: '2m', channel_ids: [ch] });

@@ -80,7 +80,13 @@ export type NumericStatsFunction = Exclude<StatsFunction, 'count' | 'count_disti
 export type StatsAggregate =
   | { fn: 'count'; position: number }
   | { fn: 'count_distinct'; field: FieldRef; position: number }
-  | { fn: NumericStatsFunction; field: FieldRef; position: number };
+  | { fn: NumericStatsFunction; field: FieldRef; position: number }
+  /**
+   * Not SOQL (the parser never makes it): how many of the field's values are numbers, the ones
+   * `sum` and `avg` are taken over. The monitors keep a long window's sums with it
+   * (monitors/window-counts.ts) and tell a group with no number (null) from a sum of 0.
+   */
+  | { fn: 'count_numbers'; field: FieldRef; position: number };
 
 /** Bin units: SOQL.md's `<n><unit>`, unit s m h d. */
 export const binUnits = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -182,6 +182,7 @@ function aggregateSql(a: StatsAggregate, dialect: SqlDialect, index: number, hot
     return { sql: dialect === 'duckdb' ? `count(DISTINCT ${key.sql})` : `ifNull(count(DISTINCT ${key.sql}), 0)`, params: key.params };
   }
   const x = numbers(a.field, dialect, hot);
+  if (a.fn === 'count_numbers') return { sql: `count(${x.sql})`, params: x.params };
   const level = percentileLevels[a.fn];
   if (level !== undefined) {
     return dialect === 'duckdb' ? { sql: `quantile_cont(${x.sql}, ${level})`, params: x.params } : clickHousePercentile(x, level, index);
