@@ -104,9 +104,9 @@ export interface Config {
    */
   monitorConcurrency: number;
   /**
-   * OPS_MONITOR_WINDOW_COUNTS: a threshold monitor's `count()` over a window of an hour or more
-   * goes on from its last answer (src/monitors/window-counts.ts) instead of reading the window
-   * whole each time. On by default; off reads every window whole (the same answers: the switch
+   * OPS_MONITOR_WINDOW_COUNTS: a threshold monitor's `count()`, `sum` or `avg` over a window of
+   * 15 minutes or more goes on from its last answer (src/monitors/window-counts.ts) instead of
+   * reading the window whole each time. On by default; off reads every window whole (the same answers: the switch
    * is there to compare, and to rule it out).
    */
   monitorWindowCounts: boolean;

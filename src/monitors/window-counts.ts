@@ -6,8 +6,14 @@ import { maxStatsRows } from '../query/soql/stats.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { groupValues, withinWindow, type GroupValue } from './window-query.js';
 
-/** Windows at least this long are counted from the last evaluation's answer; shorter ones read whole (cheap). */
-export const countedWindowMinMs = 3_600_000;
+/**
+ * Windows at least this long are counted from the last evaluation's answer; shorter ones read
+ * whole. A counted step costs about three small reads whatever the window; a whole read grows
+ * with the window's events: at bench:monitors' 116 events/s a 15-minute `count()` with a
+ * payload text filter took 53 ms of CPU whole, a 5-minute one 6–12 ms (docs/benchmarks.md,
+ * "Session 25").
+ */
+export const countedWindowMinMs = 15 * 60_000;
 /** Statements whose tallies are kept at once (least recently evaluated dropped first): ≤ 1,000 groups each. */
 const maxKept = 5_000;
 const dayMs = 86_400_000;
