@@ -11,7 +11,8 @@ export interface GroupValue {
   value: number | null;
 }
 
-const tsBound = (op: '>=' | '<=', ms: number): Expr => ({
+/** `ts >= ms` or `ts <= ms`, as SOQL's filter holds it. */
+export const tsCompare = (op: '>=' | '<=', ms: number): Expr => ({
   type: 'compare',
   field: { kind: 'canonical', name: 'ts' },
   op,
@@ -21,7 +22,7 @@ const tsBound = (op: '>=' | '<=', ms: number): Expr => ({
 
 /** The query's filter ANDed with `from <= ts <= to` (and any extra conditions). */
 export function withinWindow(query: SoqlQuery, from: number, to: number, extra: Expr[] = []): Expr {
-  return { type: 'and', items: [...(query.filter ? [query.filter] : []), tsBound('>=', from), tsBound('<=', to), ...extra], position: 0 };
+  return { type: 'and', items: [...(query.filter ? [query.filter] : []), tsCompare('>=', from), tsCompare('<=', to), ...extra], position: 0 };
 }
 
 /**
