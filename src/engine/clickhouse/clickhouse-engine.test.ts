@@ -128,9 +128,11 @@ describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
   test("a threshold monitor's reads run on every host at a lower priority than the API's (ClickHouse pauses them while an API read runs)", async () => {
     const hosts = parseClickHouseUrl(url).hosts;
     for (const [lane, expected] of [['monitors', '2'], ['api', '1'], [undefined, '1']] as const) {
-      // A read slow enough to be seen running: ~4 ms a row over 250 rows, split between the shards.
+      // A read slow enough to be seen running: ~8 ms a row over 250 rows, split between the
+      // shards (~1 s each; at 4 ms a shard once ended unseen while the test files beside it
+      // kept both cores busy).
       const marker = `priority-${lane ?? 'default'}-${Date.now()}`;
-      const read = store.aggregate(a, { filter: { where: 'sleepEachRow(0.004) = 0 AND event != ?', params: [marker] }, key: { sql: 'severity', params: [] }, limit: 100, ...(lane ? { lane } : {}) });
+      const read = store.aggregate(a, { filter: { where: 'sleepEachRow(0.008) = 0 AND event != ?', params: [marker] }, key: { sql: 'severity', params: [] }, limit: 100, ...(lane ? { lane } : {}) });
       const seen = new Map<string, string>();
       const deadline = Date.now() + 20_000;
       while (seen.size < hosts.length && Date.now() < deadline) {
