@@ -1,11 +1,10 @@
 import type { EventStore } from '../engine/event-store.js';
 import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from '../engine/loaded-positions.js';
 import type { QueryService, RunScope } from '../query/query-service.js';
-import { compileFilter, readsClock, type FieldRef, type SoqlQuery, type SqlDialect, type StatsAggregate } from '../query/soql/index.js';
-import type { CompiledFilter } from '../engine/event-store.js';
+import { readsClock, type FieldRef, type SoqlQuery, type StatsAggregate } from '../query/soql/index.js';
 import { maxStatsRows } from '../query/soql/stats.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
-import { groupValues, tsCompare, withinWindow, type GroupValue } from './window-query.js';
+import { groupValues, withinWindow, type GroupValue } from './window-query.js';
 
 /**
  * Windows at least this long are counted from the last evaluation's answer; shorter ones read
@@ -149,51 +148,46 @@ export class WindowCounts {
   /** The window read whole, tallying the events loaded at `positions`. */
   private async whole(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, positions: LoadedPositions, from: number, to: number): Promise<Kept> {
     this.reads.whole++;
-    const read = await this.read(tenant, query, aggregate, from, to, { where: (dialect) => loadedAt(positions, dialect) });
+    const read = await this.read(tenant, query, aggregate, from, to, (dialect) => loadedAt(positions, dialect));
     return { datasets: read.datasets, positions, from, to, tallies: new Map(read.rows.map((t) => [t.key, t])), steps: 0 };
   }
 
-  /**
-   * The new window from the kept one, or undefined when the read says it cannot be (other
-   * datasets, a full answer). The three sets are parts of one statement over [before.from, to]
-   * (RunScope.parts: one scan, each row answered per part), each part its `ts` range and loaded
-   * positions; on ClickHouse each part's PREWHERE reads `seq` or `ts` alone.
-   */
+  /** The new window from the kept one, or undefined when a read says it cannot be (other datasets, a full answer). */
   private async counted(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, before: Kept, positions: LoadedPositions, from: number, to: number): Promise<Kept | undefined> {
-    const was = before.positions;
-    const parts: Array<{ sign: 1 | -1; where: (dialect: SqlDialect) => CompiledFilter }> = [];
-    const ts = (dialect: SqlDialect, op: '>=' | '<=', ms: number) => compileFilter({ filter: tsCompare(op, ms), groupBy: null, stats: null }, { now: to, datasetIds: new Map() }, dialect);
-    const and = (a: CompiledFilter, b: { where: string; params: CompiledFilter['params'] }, prewhere: CompiledFilter['prewhere']): CompiledFilter => ({ where: `(${a.where}) AND (${b.where})`, params: [...a.params, ...b.params], ...(prewhere ? { prewhere } : {}) });
-    // + the events loaded since, with ts in the new window (late events of any age included);
-    if (movedOn(was, positions).length) parts.push({ sign: 1, where: (d) => { const added = loadedBetween(was, positions, d)!; return and(added, ts(d, '>=', from), added.prewhere); } });
-    // + the events loaded before, with ts past the old window's end;
-    if (to > before.to) parts.push({ sign: 1, where: (d) => { const t = ts(d, '>=', before.to + 1); return and(loadedAt(was, d), t, t); } });
-    // − the events loaded before, with ts in the part of the old window the new one left.
-    if (from > before.from) parts.push({ sign: -1, where: (d) => { const t = ts(d, '<=', from - 1); return and(loadedAt(was, d), t, t); } });
-    // The read tells the datasets it read over; with no part there is nothing to tell a change by.
-    if (!parts.length) return undefined;
     this.reads.counted++;
-    const read = await this.read(tenant, query, aggregate, before.from, to, { parts: (d) => parts.map((p) => p.where(d)) });
-    if (read.datasets !== before.datasets || read.rows.length >= maxStatsRows) return undefined;
+    const was = before.positions;
+    const reads = await Promise.all([
+      movedOn(was, positions).length ? this.read(tenant, query, aggregate, from, to, (dialect) => loadedBetween(was, positions, dialect)!) : undefined,
+      to > before.to ? this.read(tenant, query, aggregate, before.to + 1, to, (dialect) => loadedAt(was, dialect)) : undefined,
+      from > before.from ? this.read(tenant, query, aggregate, before.from, from - 1, (dialect) => loadedAt(was, dialect)) : undefined,
+    ]);
+    const [added, later, left] = reads;
+    // Each read tells the datasets it read over; with none there is nothing to tell a change by.
+    if (!added && !later && !left) return undefined;
+    for (const read of reads) if (read && (read.datasets !== before.datasets || read.rows.length >= maxStatsRows)) return undefined;
     const tallies = new Map(before.tallies);
     // Without `by` the statement answers one row, 0 (or null) when nothing matches (a monitor
     // reads that, not "no data"); with `by` a group without events has no row.
     const oneRow = query.stats!.by.length === 0;
-    for (const row of read.rows) {
-      const sign = parts[row.part ?? 0]!.sign;
-      const kept = tallies.get(row.key);
-      const events = (kept?.events ?? 0) + sign * row.events;
-      const numbers = (kept?.numbers ?? 0) + sign * row.numbers;
-      // With no number left the sum is 0 exactly, not what the rounding of the steps left of it.
-      const sum = numbers > 0 ? (kept?.sum ?? 0) + sign * row.sum : 0;
-      if (events > 0 || oneRow) tallies.set(row.key, { key: row.key, group: row.group, events, numbers, sum });
-      else tallies.delete(row.key);
-    }
+    const add = (rows: Tally[], sign: 1 | -1) => {
+      for (const row of rows) {
+        const was = tallies.get(row.key);
+        const events = (was?.events ?? 0) + sign * row.events;
+        const numbers = (was?.numbers ?? 0) + sign * row.numbers;
+        // With no number left the sum is 0 exactly, not what the rounding of the steps left of it.
+        const sum = numbers > 0 ? (was?.sum ?? 0) + sign * row.sum : 0;
+        if (events > 0 || oneRow) tallies.set(row.key, { key: row.key, group: row.group, events, numbers, sum });
+        else tallies.delete(row.key);
+      }
+    };
+    if (added) add(added.rows, 1);
+    if (later) add(later.rows, 1);
+    if (left) add(left.rows, -1);
     return { datasets: before.datasets, positions, from, to, tallies, steps: before.steps + 1 };
   }
 
   /** The statement's tallies over [from, to] among the events `where` names: count() alone, or count(), sum and count_numbers of the field. */
-  private async read(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, from: number, to: number, scope: Pick<RunScope, 'where' | 'parts'>): Promise<{ rows: Array<Tally & { part?: number }>; datasets: string }> {
+  private async read(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, from: number, to: number, where: RunScope['where']): Promise<{ rows: Tally[]; datasets: string }> {
     let datasets = '';
     const aggregates: StatsAggregate[] =
       aggregate.fn === 'count'
@@ -205,15 +199,15 @@ export class WindowCounts {
           ];
     const tallyQuery: SoqlQuery = { ...query, filter: withinWindow(query, from, to), stats: { ...query.stats!, aggregates } };
     const result = await this.deps.queries.run(tenant, tallyQuery, undefined, {
-      ...scope,
+      where,
       datasets: (ids) => {
         datasets = [...ids].sort().join(',');
       },
     });
     if (result.kind !== 'stats') return { rows: [], datasets };
-    const rows = result.stats.map((row) => {
+    const rows = result.stats.map((row): Tally => {
       const [events, sum, numbers] = Object.values(row.values);
-      return { key: JSON.stringify(row.by), group: row.by, events: events ?? 0, numbers: numbers ?? 0, sum: sum ?? 0, part: row.part };
+      return { key: JSON.stringify(row.by), group: row.by, events: events ?? 0, numbers: numbers ?? 0, sum: sum ?? 0 };
     });
     return { rows, datasets };
   }

@@ -11,8 +11,7 @@ export interface GroupValue {
   value: number | null;
 }
 
-/** `ts >= ms` or `ts <= ms`, as SOQL's filter holds it. */
-export const tsCompare = (op: '>=' | '<=', ms: number): Expr => ({
+const tsBound = (op: '>=' | '<=', ms: number): Expr => ({
   type: 'compare',
   field: { kind: 'canonical', name: 'ts' },
   op,
@@ -22,7 +21,7 @@ export const tsCompare = (op: '>=' | '<=', ms: number): Expr => ({
 
 /** The query's filter ANDed with `from <= ts <= to` (and any extra conditions). */
 export function withinWindow(query: SoqlQuery, from: number, to: number, extra: Expr[] = []): Expr {
-  return { type: 'and', items: [...(query.filter ? [query.filter] : []), tsCompare('>=', from), tsCompare('<=', to), ...extra], position: 0 };
+  return { type: 'and', items: [...(query.filter ? [query.filter] : []), tsBound('>=', from), tsBound('<=', to), ...extra], position: 0 };
 }
 
 /**

@@ -12,7 +12,7 @@ import type { CursorCodec } from '../pagination/cursor.js';
 import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type CompiledFilter, type CompiledGroupKey, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
+import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
 import type { StoredEvent } from '../engine/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
@@ -38,7 +38,6 @@ import {
   readsClock,
   type GroupValue,
   type SoqlQuery,
-  type CompiledStats,
 } from './soql/index.js';
 
 /** SPEC.md §8: events per page and group rows. */
@@ -60,8 +59,6 @@ export interface GroupRow {
 export interface StatsRow {
   by: Record<string, GroupValue>;
   values: Record<string, number | null>;
-  /** With RunScope.parts: the index of the part the row's events are of. */
-  part?: number;
 }
 
 export type QueryResult =
@@ -89,13 +86,6 @@ export interface QueryServiceDeps {
 export interface RunScope {
   where?: (dialect: SqlDialect) => CompiledFilter;
   datasets?: (ids: readonly string[]) => void;
-  /**
-   * A stats run over several sets of events in one statement: each part a condition in the
-   * store's dialect, the events read those of some part, and every row answered per part
-   * (StatsRow.part: the first part its events meet), as one run per part would answer it. On
-   * ClickHouse the parts' PREWHERE conditions are ORed into one when every part has one.
-   */
-  parts?: (dialect: SqlDialect) => CompiledFilter[];
 }
 
 export const queryListName = (query: SoqlQuery): string =>
@@ -200,7 +190,7 @@ export class QueryService {
     // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
     const dialect = await this.deps.store.dialect();
     const paths = payloadPaths(query);
-    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined, where: scope?.where, parts: scope?.parts });
+    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined, where: scope?.where });
     this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
     // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
     // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
@@ -212,7 +202,7 @@ export class QueryService {
     let layouts = await this.deps.store.hotLayouts(tenant, ids);
     for (let attempt = 1; ; attempt++) {
       const hot = hotReadsFor(dialect, layouts, query, { now, datasetIds }, { withJson: attempt >= 3 });
-      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot, where: scope?.where, parts: scope?.parts });
+      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot, where: scope?.where });
       if (!('relied' in hot) || !hot.relied.size) return result;
       layouts = await this.deps.store.hotLayouts(tenant, ids);
       if (stillHolds(hot, layouts)) return result;
@@ -232,7 +222,6 @@ export class QueryService {
       dialect: SqlDialect;
       hot: AnyHotReads | undefined;
       where: RunScope['where'];
-      parts: RunScope['parts'];
     },
   ): Promise<QueryResult> {
     const { now, clock, datasetIds, names, position, dialect, hot } = run;
@@ -246,14 +235,10 @@ export class QueryService {
 
     if (query.stats) {
       const stats = query.stats;
-      const compiledStats = compileStats(stats, dialect, hot);
-      const parts = run.parts?.(dialect);
-      const inParts = parts ? splitIntoParts(filter, compiledStats, parts) : { filter, stats: compiledStats };
-      const rows = await bounded(this.deps.store.stats(tenant, { filter: inParts.filter, ...lane, ...inParts.stats, limit: statsRowLimit(stats) }));
+      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...lane, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
       return {
         kind: 'stats',
         stats: rows.map((row) => ({
-          ...(parts ? { part: Number(row.keys[stats.by.length]) } : {}),
           by: Object.fromEntries(
             stats.by.map((b, i) => {
               const raw = row.keys[i] ?? null;
@@ -304,28 +289,4 @@ function byCountThenValue(a: GroupRow, b: GroupRow): number {
 /** For callers outside HTTP (bench, tests): parse and run in one call. */
 export async function runQuery(service: QueryService, tenant: Tenant, q: string, cursor?: string): Promise<QueryResult> {
   return service.run(tenant, service.parse(q), cursor);
-}
-
-/** Two PREWHERE conditions that must both hold. */
-type Prewhere = CompiledFilter['prewhere'];
-const both = (a: Prewhere, b: Prewhere): { prewhere?: NonNullable<Prewhere> } =>
-  a && b ? { prewhere: { where: `(${a.where}) AND (${b.where})`, params: [...a.params, ...b.params] } } : a || b ? { prewhere: (a ?? b)! } : {};
-
-/**
- * A stats statement over RunScope.parts: the parts ORed into the filter (and into one PREWHERE
- * when each has one), and the index of the first part an event meets as one more key, after
- * the query's own (so `by` keys keep their places).
- */
-function splitIntoParts(filter: CompiledFilter, stats: CompiledStats, parts: CompiledFilter[]): { filter: CompiledFilter; stats: CompiledStats } {
-  if (!parts.length) throw new Error('a run in parts needs a part');
-  const any = parts.map((p) => `(${p.where})`).join(' OR ');
-  const prewheres = parts.map((p) => p.prewhere);
-  const prewhere = prewheres.every((p) => p !== undefined)
-    ? { where: prewheres.map((p) => `(${p.where})`).join(' OR '), params: prewheres.flatMap((p) => [...p.params]) }
-    : undefined;
-  const part: CompiledGroupKey = { sql: `CASE ${parts.map((p, i) => `WHEN (${p.where}) THEN ${i}`).join(' ')} END`, params: parts.flatMap((p) => p.params) };
-  return {
-    filter: { where: `${filter.where} AND (${any})`, params: [...filter.params, ...parts.flatMap((p) => p.params)], ...both(filter.prewhere, prewhere) },
-    stats: { ...stats, keys: [...stats.keys, part] },
-  };
 }
