@@ -150,6 +150,20 @@ describe('monitors: long windows counted from the last answer', () => {
     assert.equal(counts.reads.counted, counted + 61);
   });
 
+  test('sum and avg with more groups than one answer holds: the statement\'s own top 1,000 by the value, nothing kept', async () => {
+    const q = 'event == "many" stats avg(payload.ms) by source';
+    const to = base + 140 * minute;
+    // 1,001 sources, one event each: the statement keeps the 1,000 highest averages (ms 1…1,000),
+    // where a read of the tallies (ordered by their events, all 1, then by source) would drop another.
+    await ingest('wcm', Array.from({ length: 1_001 }, (_, i) => ({ ts: new Date(to - 10 * minute).toISOString(), event: 'many', source: `s${String(i).padStart(4, '0')}`, payload: { ms: i } })));
+    const answer = sorted(await agree(q, to - hour, to, 'first read'));
+    assert.equal(answer.length, 1_000);
+    assert.ok(!answer.some(([key]) => key === '{"source":"s0000"}'), 'the lowest average is the one left out');
+    const whole = counts.reads.whole;
+    await agree(q, to - hour + minute, to + minute, 'next: read whole again, nothing was kept');
+    assert.equal(counts.reads.whole, whole + 1);
+  });
+
   test('a dataset archived, a window moved back, a gap past the window: read whole, and still the same answer', async () => {
     const q = 'event == "arch" stats count() by source';
     let to = base + 100 * minute;
