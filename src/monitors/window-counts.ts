@@ -125,14 +125,15 @@ export class WindowCounts {
       (await this.retained(tenant, to - before.from));
     let next = usable ? await this.counted(tenant, query, aggregate, before, positions, from, to) : undefined;
     if (!next || next.tallies.size >= maxStatsRows) next = await this.whole(tenant, query, aggregate, positions, from, to);
-    if (next.tallies.size < maxStatsRows) {
-      this.kept.set(key, next);
-      if (this.kept.size > maxKept) this.kept.delete(this.kept.keys().next().value!);
-      return [...next.tallies.values()].map((t) => valueOf(aggregate, t));
-    }
+    const full = next.tallies.size >= maxStatsRows;
     // As many groups as one answer holds may be a cut answer (the top ones by their events): not
     // tallies to go on from; and for sum and avg not the statement's own top ones (by the value).
-    return aggregate.fn === 'count' ? [...next.tallies.values()].map((t) => valueOf(aggregate, t)) : groupValues(this.deps.queries, tenant, query, from, to);
+    if (full && aggregate.fn !== 'count') return groupValues(this.deps.queries, tenant, query, from, to);
+    if (!full) {
+      this.kept.set(key, next);
+      if (this.kept.size > maxKept) this.kept.delete(this.kept.keys().next().value!);
+    }
+    return [...next.tallies.values()].map((t) => valueOf(aggregate, t));
   }
 
   /**
@@ -171,11 +172,11 @@ export class WindowCounts {
     const oneRow = query.stats!.by.length === 0;
     const add = (rows: Tally[], sign: 1 | -1) => {
       for (const row of rows) {
-        const was = tallies.get(row.key);
-        const events = (was?.events ?? 0) + sign * row.events;
-        const numbers = (was?.numbers ?? 0) + sign * row.numbers;
+        const kept = tallies.get(row.key);
+        const events = (kept?.events ?? 0) + sign * row.events;
+        const numbers = (kept?.numbers ?? 0) + sign * row.numbers;
         // With no number left the sum is 0 exactly, not what the rounding of the steps left of it.
-        const sum = numbers > 0 ? (was?.sum ?? 0) + sign * row.sum : 0;
+        const sum = numbers > 0 ? (kept?.sum ?? 0) + sign * row.sum : 0;
         if (events > 0 || oneRow) tallies.set(row.key, { key: row.key, group: row.group, events, numbers, sum });
         else tallies.delete(row.key);
       }

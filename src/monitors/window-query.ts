@@ -34,7 +34,7 @@ export async function groupValues(queries: QueryService, tenant: Tenant, query: 
 }
 
 /** A stats answer as the monitor reads it: each group's first (only) aggregate, keyed by the group's JSON. */
-export function statsGroupValues(result: QueryResult): GroupValue[] {
+function statsGroupValues(result: QueryResult): GroupValue[] {
   if (result.kind !== 'stats') return [];
   return result.stats.map((row) => ({ key: JSON.stringify(row.by), group: row.by, value: Object.values(row.values)[0] ?? null }));
 }
