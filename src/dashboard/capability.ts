@@ -7,7 +7,7 @@ import type { Api } from '../http/types.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
-import { memorySignInLimiters, redisSignInLimiters, type SignInLimiters } from './sign-in-limiters.js';
+import { memorySignInLimiters, type SignInLimiters } from './sign-in-limiters.js';
 
 /** Another capability's routes under /dashboard/ (single sign-on's), registered with the dashboard's hooks. */
 export type DashboardRouteRegistrar = (app: Api, service: DashboardService, secure: boolean) => void;
@@ -31,9 +31,12 @@ export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiter
  * OPS_PURGE_INTERVAL_MS at most an hour apart, and in `opsctl purge`). Expired rows are refused
  * before they are purged.
  */
-export function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls, more: DashboardRouteRegistrar[] = []): DashboardCapability {
-  // Sign-in attempts are counted where every API process sees them: Redis when configured.
-  const limiters = ctx.config.redisUrl ? redisSignInLimiters(ctx.config.redisUrl, log) : memorySignInLimiters();
+export async function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls, more: DashboardRouteRegistrar[] = []): Promise<DashboardCapability> {
+  // Sign-in attempts are counted where every API process sees them: Redis when configured (its
+  // client loaded only then).
+  const limiters = ctx.config.redisUrl
+    ? (await import('./redis-sign-in-limiters.js')).redisSignInLimiters(ctx.config.redisUrl, log)
+    : memorySignInLimiters();
   const service = dashboardService(ctx, limiters);
   ctx.members.onChanged(async (orgId, userId) => {
     try {

@@ -1,6 +1,4 @@
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Logger } from '../app/logger.js';
+import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 /** DECISIONS.md §17: sign-in attempts limited per e-mail address and per client address. */
 export const signInLimit = { perEmail: 10, perAddress: 30, windowSeconds: 15 * 60 };
@@ -12,43 +10,10 @@ export interface SignInLimiters {
   close(): Promise<void>;
 }
 
-const memory = (points: number, keyPrefix: string) => new RateLimiterMemory({ points, duration: signInLimit.windowSeconds, keyPrefix });
+/** An allowance counted in this process (also the Redis limiters' insurance while Redis does not answer). */
+export const memoryLimiter = (points: number, keyPrefix: string) => new RateLimiterMemory({ points, duration: signInLimit.windowSeconds, keyPrefix });
 
 /** Counted in this process: opsctl, and a server without OPS_REDIS_URL. */
 export function memorySignInLimiters(): SignInLimiters {
-  return { byEmail: memory(signInLimit.perEmail, 'signin-email'), byAddress: memory(signInLimit.perAddress, 'signin-ip'), close: async () => {} };
-}
-
-/**
- * Counted in Redis (OPS_REDIS_URL), so every API process and host shares one allowance per
- * e-mail and per address: an attacker spread over processes gets no more guesses. While Redis
- * does not answer, each process counts on its own (rate-limiter-flexible's insurance limiter)
- * rather than refusing every sign-in or letting every one through.
- */
-export function redisSignInLimiters(url: string, log: Logger): SignInLimiters {
-  const redis = new Redis(url, {
-    commandTimeout: 500,
-    connectTimeout: 1_000,
-    // Disconnected, a command fails at once (and the insurance limiter answers) rather than queueing.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (times) => Math.min(2_000, 50 * 2 ** Math.min(times, 6)),
-  });
-  let down = false;
-  redis.on('error', (error: Error) => {
-    if (!down) log.warn({ err: error }, 'sign-in throttling: Redis does not answer; each API process counts attempts on its own until it does');
-    down = true;
-  });
-  redis.on('ready', () => {
-    down = false;
-  });
-  const shared = (points: number, keyPrefix: string) =>
-    new RateLimiterRedis({ storeClient: redis, points, duration: signInLimit.windowSeconds, keyPrefix: `ops:${keyPrefix}`, insuranceLimiter: memory(points, keyPrefix) });
-  return {
-    byEmail: shared(signInLimit.perEmail, 'signin-email'),
-    byAddress: shared(signInLimit.perAddress, 'signin-ip'),
-    close: async () => {
-      redis.disconnect();
-    },
-  };
+  return { byEmail: memoryLimiter(signInLimit.perEmail, 'signin-email'), byAddress: memoryLimiter(signInLimit.perAddress, 'signin-ip'), close: async () => {} };
 }

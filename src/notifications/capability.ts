@@ -6,8 +6,9 @@ import type { FilesRepo } from '../media/files-repo.js';
 import { ChannelService } from './channel-service.js';
 import { Outbox } from './outbox.js';
 import { NotificationService } from './notification-service.js';
-import { DeliveryWorker, defaultTimings, type WorkerTimings } from './delivery-worker.js';
-import { guardedAgent } from './guarded-agent.js';
+import type { Dispatcher } from 'undici';
+import { DeliveryWorker, defaultTimings, type Send, type WorkerTimings } from './delivery-worker.js';
+import type { postOnce as PostOnce } from './send.js';
 import { registerNotificationRoutes } from './routes/index.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { iso } from '../shared/clock.js';
@@ -33,8 +34,14 @@ export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: Pu
   const channels = new ChannelService(db, ctx.clock, allowPrivate);
   const outbox = new Outbox(db);
   const notifications = new NotificationService(ctx.clock, channels, outbox, deps.files, deps.urls);
-  const dispatcher = guardedAgent({ allowPrivate });
-  const worker = new DeliveryWorker(outbox, dispatcher, ctx.clock, deps.log, { ...defaultTimings, ...deps.timings });
+  // undici (about 1 MB of code) is loaded with the first notification sent, not at start.
+  let transport: Promise<{ dispatcher: Dispatcher; postOnce: typeof PostOnce }> | undefined;
+  const send: Send = async (target, timeoutMs, stopping) => {
+    transport ??= Promise.all([import('./guarded-agent.js'), import('./send.js')]).then(([agent, sender]) => ({ dispatcher: agent.guardedAgent({ allowPrivate }), postOnce: sender.postOnce }));
+    const { dispatcher, postOnce } = await transport;
+    return postOnce(dispatcher, target, timeoutMs, stopping);
+  };
+  const worker = new DeliveryWorker(outbox, send, ctx.clock, deps.log, { ...defaultTimings, ...deps.timings });
   notifications.onEnqueued = () => worker.wake();
   const purge = () => purgeNotificationHistory(ctx);
   const purgeJob = periodicPurge(ctx, deps.log, 'notifications', purge);
@@ -52,7 +59,9 @@ export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: Pu
       await purgeJob.stop();
     },
     purge,
-    close: () => dispatcher.close(),
+    close: async () => {
+      if (transport) await (await transport).dispatcher.close();
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors/app-error.js';
-import { checkHost } from './guarded-agent.js';
+import { checkHost } from './address-policy.js';
 import type { ChannelKind } from './notification.js';
 
 /**

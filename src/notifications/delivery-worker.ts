@@ -1,13 +1,12 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import type { Dispatcher } from 'undici';
 import { iso, type Clock } from '../shared/clock.js';
 import type { Logger } from '../app/logger.js';
 import type { Outbox } from './outbox.js';
 import type { NotificationFacts } from './notification.js';
 import type { NotificationsTable } from './tables.js';
 import { renderRequest } from './render.js';
-import { postOnce } from './send.js';
+import type { AttemptAnswer } from './send.js';
 import { outcomeOf } from './outcome.js';
 
 export interface WorkerTimings {
@@ -32,6 +31,9 @@ const parallelChannels = 8;
  * enqueue in this process and by its own scheduled retries, it also looks every `pollMs` for
  * rows other processes stored.
  */
+/** One POST of a rendered body within `timeoutMs`, never throwing (send.ts's postOnce through the guarded dispatcher). */
+export type Send = (target: { url: string; body: string; headers: Record<string, string> }, timeoutMs: number, stopping: AbortSignal) => Promise<AttemptAnswer>;
+
 export class DeliveryWorker {
   private readonly owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   private readonly stopping = new AbortController();
@@ -42,7 +44,7 @@ export class DeliveryWorker {
 
   constructor(
     private readonly outbox: Outbox,
-    private readonly dispatcher: Dispatcher,
+    private readonly send: Send,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly timings: WorkerTimings,
@@ -143,7 +145,7 @@ export class DeliveryWorker {
     }
     const facts = JSON.parse(row.facts) as NotificationFacts;
     const request = renderRequest(channel, facts, row.id, Math.floor(this.clock.now() / 1000));
-    const answer = await postOnce(this.dispatcher, { url: channel.url, ...request }, this.timings.timeoutMs, this.stopping.signal);
+    const answer = await this.send({ url: channel.url, ...request }, this.timings.timeoutMs, this.stopping.signal);
     if (answer.interrupted) return this.outbox.release(row.id, this.owner, row.next_attempt_at, iso(this.clock.now()));
     const now = this.clock.now();
     const outcome = outcomeOf(row, answer, now, this.timings.backoffBaseMs);

@@ -2,7 +2,8 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type dns from 'node:dns';
 import { request } from 'undici';
-import { checkHost, guardedAgent, type LookupFunction } from './guarded-agent.js';
+import { checkHost, type LookupFunction } from './address-policy.js';
+import { guardedAgent } from './guarded-agent.js';
 import { startReceiver } from './test-receiver.js';
 
 /** A resolver that answers `hook.example` from a list, one answer per lookup (what a rebinding DNS server does). */

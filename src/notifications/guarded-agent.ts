@@ -1,38 +1,8 @@
-import dns from 'node:dns';
+// The undici dispatcher notifications are sent through: loaded with the first notification sent
+// (notifications/capability.ts), so a server that sends none never loads undici.
 import net from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { forbiddenAddress } from './address-policy.js';
-
-/** A connection refused by the address policy: never retried (the channel's URL points where it may not). */
-export class AddressRefusedError extends Error {
-  constructor(readonly host: string, reason: string) {
-    super(`address refused for ${host}: ${reason}`);
-    this.name = 'AddressRefusedError';
-  }
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
-export type LookupFunction = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void;
-
-const unbracketed = (host: string) => host.replace(/^\[|\]$/g, '');
-
-/**
- * dns.lookup that fails when any address the name resolves to is forbidden: the addresses it
- * hands to the socket are the ones it checked, so a name that resolves elsewhere on the next
- * lookup (DNS rebinding) is checked again at that connection.
- */
-export function guardedLookup(base: LookupFunction = dns.lookup as unknown as LookupFunction): LookupFunction {
-  return (hostname, options, callback) => {
-    base(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '');
-      const list = addresses as dns.LookupAddress[];
-      const bad = list.map((a) => forbiddenAddress(a.address)).find((reason) => reason !== undefined);
-      if (bad !== undefined || list.length === 0) return callback(new AddressRefusedError(hostname, bad ?? 'no address'), '');
-      if (options.all) return callback(null, list);
-      return callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
-}
+import { AddressRefusedError, forbiddenAddress, guardedLookup, unbracketed, type LookupFunction } from './address-policy.js';
 
 /**
  * The undici dispatcher every notification is sent through. Unless private addresses are
@@ -65,17 +35,4 @@ export function guardedAgent(options: { allowPrivate: boolean; lookup?: LookupFu
     });
   };
   return new Agent({ ...common, connect });
-}
-
-/** The creation-time check: a host (name or literal) whose every address may be sent to, or the reason it may not. */
-export async function checkHost(hostname: string, lookup: LookupFunction = dns.lookup as unknown as LookupFunction): Promise<string | undefined> {
-  const host = unbracketed(hostname);
-  if (net.isIP(host)) return forbiddenAddress(host);
-  const addresses = await new Promise<dns.LookupAddress[]>((resolve, reject) =>
-    lookup(host, { all: true }, (error, list) => (error ? reject(error) : resolve(list as dns.LookupAddress[]))),
-  ).catch((error: NodeJS.ErrnoException) => error);
-  if (addresses instanceof Error) return `the host "${host}" does not resolve (${addresses.code ?? addresses.message})`;
-  if (addresses.length === 0) return `the host "${host}" has no address`;
-  const bad = addresses.find((a) => forbiddenAddress(a.address) !== undefined);
-  return bad ? `the host "${host}" resolves to ${bad.address}: ${forbiddenAddress(bad.address)}` : undefined;
 }

@@ -13,9 +13,15 @@ import type { DashboardUser } from '../dashboard/dashboard-store.js';
 import { newSecret, sha256 } from '../dashboard/passwords.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
 import { checkSsoConfig, domainOf, type SsoConfigInput } from './sso-config.js';
-import { authorizationUrl, describeProviderError, discover, fetchKeys, missingForCodeFlow, newAuthorization, redeem } from './oidc.js';
 import { SsoStore, type StoredSsoConfig } from './sso-store.js';
 import type { SsoLoginsTable } from './tables.js';
+
+/**
+ * openid-client and the code speaking to providers, loaded at the first use of single sign-on: a
+ * server none of whose organisations configures it never loads them (a faster start, a smaller heap).
+ */
+let oidcModule: Promise<typeof import('./oidc.js')> | undefined;
+const oidc = () => (oidcModule ??= import('./oidc.js'));
 
 const minute = 60_000;
 /** How long a sign-in may stay at the provider before its state is refused. */
@@ -115,6 +121,7 @@ export class SsoService {
     if (secret === undefined) throw badRequest('client_secret is required when single sign-on is first configured', { field: 'client_secret' });
     const taken = await this.store.domainTakenElsewhere(orgId, checked.email_domains);
     if (taken) throw domainTaken(taken);
+    const { discover, missingForCodeFlow, describeProviderError } = await oidc();
     try {
       const config = await discover(checked.issuer, checked.client_id, secret);
       const missing = missingForCodeFlow(config);
@@ -156,6 +163,7 @@ export class SsoService {
   async test(orgId: string): Promise<SsoTestReport> {
     const row = await this.get(orgId);
     const report: SsoTestReport = { ok: false, issuer: row.issuer, authorization_endpoint: '', token_endpoint: '', jwks_uri: '', keys: [], id_token_signing_alg_values_supported: [], problems: [] };
+    const { discover, missingForCodeFlow, describeProviderError, fetchKeys } = await oidc();
     let config: client.Configuration;
     try {
       config = await discover(row.issuer, row.client_id, row.client_secret);
@@ -186,7 +194,7 @@ export class SsoService {
     const key = `${row.updated_at}|${row.issuer}|${row.client_id}`;
     const cached = this.discovered.get(row.org_id);
     if (cached && cached.key === key && this.now() - cached.at < discoveryTtlMs) return cached.config;
-    const config = discover(row.issuer, row.client_id, row.client_secret);
+    const config = oidc().then(({ discover }) => discover(row.issuer, row.client_id, row.client_secret));
     this.discovered.set(row.org_id, { key, at: this.now(), config });
     config.catch(() => this.discovered.delete(row.org_id));
     return config;
@@ -203,6 +211,7 @@ export class SsoService {
     const orgId = await this.store.orgOfDomain(domain);
     const row = orgId ? await this.store.config(orgId) : undefined;
     if (!row) throw notFound(`no organisation signs in with single sign-on for ${domain}: sign in with your password`);
+    const { describeProviderError, newAuthorization, authorizationUrl } = await oidc();
     let provider: client.Configuration;
     try {
       provider = await this.providerOf(row);
@@ -261,6 +270,7 @@ export class SsoService {
     }
     const row = await this.store.config(login.org_id);
     if (!row) throw signInRefused('single sign-on was turned off for this organisation during the sign-in');
+    const { redeem, describeProviderError } = await oidc();
     let claims: client.IDToken;
     try {
       claims = await redeem(await this.providerOf(row), callback, { codeVerifier: login.code_verifier, state, nonce: login.nonce });
