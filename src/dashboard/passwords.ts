@@ -9,6 +9,19 @@ export const maxPasswordLength = 1024;
 
 /** scrypt parameters of new hashes (OWASP's minimum for scrypt is N=2^17 r=8 p=1 at 128 MiB; 2^15 keeps a sign-in ~50 ms on small hosts). */
 const current = { N: 2 ** 15, r: 8, p: 1, keylen: 32 };
+/** The parameters new hashes get in a server (passwords.test.ts holds them to these). */
+export const productionHashParameters = Object.freeze({ ...current });
+
+/**
+ * For test processes only (test-support/test-server.ts calls it): new hashes at N = 2^10, 32 times
+ * cheaper. At 2^15 a hash costs 230 ms of CPU on the 2-core VM, and `npm test` hashed or checked
+ * ~300 passwords: about a tenth of the suite's CPU. Each hash records its parameters and
+ * verification reads them from it, so the code under test is the code that runs; Rails and Devise
+ * lower bcrypt's cost in tests the same way. Servers the tests spawn (`opsctl serve`) keep 2^15.
+ */
+export function cheapHashesForTests(): void {
+  current.N = 2 ** 10;
+}
 
 const maxmemFor = (N: number, r: number, p: number) => 128 * N * r * p + 16 * 1024 * 1024;
 

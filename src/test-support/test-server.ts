@@ -6,6 +6,7 @@ import { loadConfig } from '../config/config.js';
 import { OffsetClock } from '../shared/clock.js';
 import { startServer, type RunningServer } from '../server.js';
 import { parseScopes } from '../tokens/token-service.js';
+import { cheapHashesForTests } from '../dashboard/passwords.js';
 import type { Scope } from '../auth/scopes.js';
 import type { Mode, Tenant } from '../tenancy/tenant.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
@@ -127,6 +128,8 @@ async function freshClickHouse(env: Record<string, string> | undefined): Promise
 
 /** Starts the real server on free ports, temporary stores and a movable clock. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  // Dashboard passwords hashed at a test cost (passwords.ts says why; passwords.test.ts checks the real one).
+  cheapHashesForTests();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-test-'));
   const database = await freshPostgresDatabase();
   const blobStore = await freshBlobStore(options.env);
