@@ -9,6 +9,9 @@ import { renderRequest } from './render.js';
 import type { AttemptAnswer } from './send.js';
 import { outcomeOf } from './outcome.js';
 
+/** One POST of a rendered body within `timeoutMs`, never throwing (send.ts's postOnce through the guarded dispatcher). */
+export type Send = (target: { url: string; body: string; headers: Record<string, string> }, timeoutMs: number, stopping: AbortSignal) => Promise<AttemptAnswer>;
+
 export interface WorkerTimings {
   /** One attempt's whole exchange (DECISIONS.md §18: 10 s); tests shrink it. */
   timeoutMs: number;
@@ -31,9 +34,6 @@ const parallelChannels = 8;
  * enqueue in this process and by its own scheduled retries, it also looks every `pollMs` for
  * rows other processes stored.
  */
-/** One POST of a rendered body within `timeoutMs`, never throwing (send.ts's postOnce through the guarded dispatcher). */
-export type Send = (target: { url: string; body: string; headers: Record<string, string> }, timeoutMs: number, stopping: AbortSignal) => Promise<AttemptAnswer>;
-
 export class DeliveryWorker {
   private readonly owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   private readonly stopping = new AbortController();
