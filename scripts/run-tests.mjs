@@ -25,8 +25,11 @@ const started = Date.now();
 const loadAtStart = os.loadavg();
 const args = process.argv.slice(2);
 const only = args.includes('--long') ? 'long' : args.includes('--all') ? 'all' : undefined;
+// --except=PATH (repeatable) leaves out the test files under PATH: a CI leg that runs everything
+// but what another leg already ran the same way (.ci/run).
+const excepted = args.filter((a) => a.startsWith('--except=')).map((a) => path.normalize(a.slice('--except='.length)));
 const roots = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-') && a !== '--long' && a !== '--all');
+const flags = args.filter((a) => a.startsWith('-') && a !== '--long' && a !== '--all' && !a.startsWith('--except='));
 const isLong = (f) => f.endsWith('.long.test.ts');
 let files = [];
 const walk = (p) => {
@@ -38,6 +41,7 @@ for (const root of roots.length ? roots : ['src']) walk(root);
 const longLeftOut = only === undefined && roots.length === 0 ? files.filter(isLong) : [];
 if (only === 'long') files = files.filter(isLong);
 else if (longLeftOut.length) files = files.filter((f) => !isLong(f));
+if (excepted.length) files = files.filter((f) => !excepted.some((e) => f === e || f.startsWith(e + path.sep)));
 files.sort();
 if (files.length === 0) {
   console.error('no test files found');
@@ -93,6 +97,9 @@ const byTime = (list) => list.sort((a, b) => expected(b) - expected(a));
 const compiled = files.map((f) => path.join('dist-test', path.relative('src', f)).replace(/\.ts$/, '.js'));
 // Each test process writes its wall and CPU time here as it exits (scripts/test-file-cost.mjs).
 const costDir = path.join('dist-test', '.cost');
+// Each skipped test as a line (scripts/skips-reporter.mjs): in CI (OPS_CI=1) any fails the run.
+const skipsFile = path.join('dist-test', '.skipped.tsv');
+fs.rmSync(skipsFile, { force: true });
 fs.rmSync(costDir, { recursive: true, force: true });
 fs.mkdirSync(costDir, { recursive: true });
 const result = spawnSync(
@@ -107,6 +114,7 @@ const result = spawnSync(
     '--no-opt',
     '--enable-source-maps', '--test', `--test-concurrency=${process.env.OPS_TEST_CONCURRENCY ?? 3}`, '--test-timeout=300000',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter', fileURLToPath(new globalThis.URL('skips-reporter.mjs', import.meta.url)), '--test-reporter-destination', skipsFile,
     '--import', fileURLToPath(new globalThis.URL('test-file-cost.mjs', import.meta.url)),
     '--import', fileURLToPath(new globalThis.URL('test-children.mjs', import.meta.url)),
     ...flags, ...compiled,
@@ -119,6 +127,12 @@ const result = spawnSync(
 printCosts();
 if (longLeftOut.length) {
   console.log(`\n${longLeftOut.length} long test files (several server processes, kill -9) were left out: \`npm run test:long\` runs them (CI does).`);
+}
+const skipped = fs.existsSync(skipsFile) ? fs.readFileSync(skipsFile, 'utf8').split('\n').filter(Boolean) : [];
+if (skipped.length && process.env.OPS_CI === '1') {
+  console.log(`\nFAILED: ${skipped.length} test(s) skipped, and nothing may skip in CI (src/test-support/ci.ts):`);
+  for (const line of skipped) console.log(`  ${line.split('\t').join(' — ')}`);
+  process.exit(1);
 }
 process.exit(result.status ?? 1);
 

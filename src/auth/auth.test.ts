@@ -4,9 +4,8 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { generateToken, hashToken } from '../tokens/token-secret.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
+import { legs } from '../test-support/ci.js';
 
-/** The PostgreSQL leg of the suite (OPS_TEST_DATABASE_URL): a reason to skip, or false. */
-const onPostgres = (): string | false => (process.env.OPS_TEST_DATABASE_URL ? 'SQLite only: PostgreSQL keeps the OPS_AUTH_CACHE_MS delay' : false);
 
 describe('authentication and scopes', () => {
   let s: TestServer;
@@ -58,7 +57,8 @@ describe('authentication and scopes', () => {
   // DECISIONS §3/§4: opsctl acts on the running server and a revoked token is unauthorized. On
   // SQLite the token cache is checked against the commit counter, so another process's change is
   // seen by the very next request (PostgreSQL keeps the OPS_AUTH_CACHE_MS delay: opsctl.test.ts).
-  test('a token revoked or re-planned by another process: the very next request sees it (SQLite)', { skip: onPostgres() }, async () => {
+  // SQLite only: on PostgreSQL another process's change waits for OPS_AUTH_CACHE_MS (or NATS).
+  legs.sqlite().test('a token revoked or re-planned by another process: the very next request sees it (SQLite)', async () => {
     const token = await s.token(s.tenants.a, ['members:read', 'usage:read', 'logs:read']);
     // Used twice: the second answer comes from the token cache.
     assert.equal((await s.request('GET', membersPath, { token })).status, 200);

@@ -11,14 +11,14 @@ import { startServer } from '../server.js';
 import { hashToken } from '../tokens/token-secret.js';
 import { freePort, missingServices, services, sharedDatabase, TcpProxy } from './test-services.js';
 import { startReceiver } from '../notifications/test-receiver.js';
+import { needs } from '../test-support/ci.js';
 
 /**
  * Several API processes over shared stores (docs/cross-process.md): two real servers in this
  * test process on one PostgreSQL database, with separate data directories and the same
  * OPS_SECRET_KEY, Redis and NATS.
  */
-const skip = await missingServices();
-if (skip) console.log(`# cross-process tests skipped: ${skip}`);
+const requirement = needs(await missingServices());
 
 const secret = crypto.randomBytes(32).toString('base64');
 const natsUrl = `nats://${services.nats.host}:${services.nats.port}`;
@@ -43,7 +43,7 @@ async function readyz(s: TestServer) {
   return { status: res.status, body: res.body as { ok: boolean; stores: Record<string, { state: string; error?: string }> } };
 }
 
-describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', { skip }, () => {
+describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', requirement, () => {
   let database: Awaited<ReturnType<typeof sharedDatabase>>;
   let a: TestServer;
   let b: TestServer;
@@ -223,7 +223,7 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', { skip 
   });
 });
 
-describe('Redis unreachable or slow: requests are still served, per process, and the shared limit comes back', { skip }, () => {
+describe('Redis unreachable or slow: requests are still served, per process, and the shared limit comes back', requirement, () => {
   let proxy: TcpProxy;
   let s: TestServer;
   let redis: Redis;
@@ -306,7 +306,7 @@ describe('Redis unreachable or slow: requests are still served, per process, and
   });
 });
 
-describe('NATS unreachable: the server starts and serves; revocations reach other processes within OPS_AUTH_CACHE_MS', { skip }, () => {
+describe('NATS unreachable: the server starts and serves; revocations reach other processes within OPS_AUTH_CACHE_MS', requirement, () => {
   let database: Awaited<ReturnType<typeof sharedDatabase>>;
   let a: TestServer;
   let b: TestServer;
@@ -346,7 +346,7 @@ describe('NATS unreachable: the server starts and serves; revocations reach othe
   });
 });
 
-describe('NATS lost and back: the bus reconnects and messages flow again', { skip }, () => {
+describe('NATS lost and back: the bus reconnects and messages flow again', requirement, () => {
   let database: Awaited<ReturnType<typeof sharedDatabase>>;
   let proxy: TcpProxy;
   let a: TestServer;
@@ -387,7 +387,7 @@ describe('NATS lost and back: the bus reconnects and messages flow again', { ski
   });
 });
 
-describe('OPS_SECRET_KEY on PostgreSQL with Redis or NATS', { skip }, () => {
+describe('OPS_SECRET_KEY on PostgreSQL with Redis or NATS', requirement, () => {
   test('unset → start-up refused, naming the variable', async () => {
     const database = await sharedDatabase();
     try {

@@ -1,4 +1,3 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,17 +10,19 @@ import { parseScopes } from '../tokens/token-service.js';
 import { eventsNodeProcess, exited, freePort, serveProcess, opsctlArgs } from '../test-support/test-process.js';
 import { spawnSync } from 'node:child_process';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { freshS3Url, clearS3Prefix, s3SkipReason, testBlobUrl } from '../stores/blobs/s3-testing.js';
+import { freshS3Url, clearS3Prefix, testBlobUrl } from '../stores/blobs/s3-testing.js';
 import { S3BlobStore } from '../stores/blobs/s3-blob-store.js';
 import { parseS3Url } from '../stores/blobs/s3-url.js';
 import { missingServices, services, sharedDatabase } from './test-services.js';
+import { legs, needs } from '../test-support/ci.js';
 
 /**
  * The issue's multi-host test: two API processes, each with its own ports and data directory
  * (as on two hosts), on shared backends only: PostgreSQL, S3 (Swift), Redis, NATS and an events
  * node. Runs in CI's S3 leg, where every backend is up.
  */
-const missing = testBlobUrl() ? await missingServices() : s3SkipReason;
+const onLeg = legs.s3();
+const missing = testBlobUrl() ? await missingServices() : false;
 const secret = 'multi-host-test-secret-key-0123456789abcdef';
 
 async function installation() {
@@ -122,7 +123,7 @@ const upload = (api: string, token: string, bytes: Buffer, name = 'shot.png') =>
   return call(`${api}/media`, token, { body: form });
 };
 
-test('two API hosts on shared backends: upload on A, deliver from B; ingest on B, tail on A; shared rate limit; cursors; revocation', { skip: missing, timeout: 180_000 }, async () => {
+onLeg.test('two API hosts on shared backends: upload on A, deliver from B; ingest on B, tail on A; shared rate limit; cursors; revocation', { ...needs(missing), timeout: 180_000 }, async () => {
   const s = await installation();
   const controller = new AbortController();
   try {
@@ -212,7 +213,7 @@ async function storedUnder(url: string): Promise<{ objects: string[]; uploads: n
   }
 }
 
-test('one API host killed during uploads and ingest: the other keeps serving, nothing acknowledged is lost, no orphan object after the sweep', { skip: missing, timeout: 240_000 }, async () => {
+onLeg.test('one API host killed during uploads and ingest: the other keeps serving, nothing acknowledged is lost, no orphan object after the sweep', { ...needs(missing), timeout: 240_000 }, async () => {
   const s = await installation();
   try {
     const { a, b, tokens } = s;

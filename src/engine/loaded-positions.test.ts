@@ -7,6 +7,7 @@ import { bindParams } from './clickhouse/literal.js';
 import { parseClickHouseUrl } from './clickhouse/clickhouse-url.js';
 import type { CompiledFilter } from './event-store.js';
 import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from './loaded-positions.js';
+import { legs } from '../test-support/ci.js';
 
 const clickhouseUrl = process.env.OPS_TEST_CLICKHOUSE_URL;
 
@@ -82,7 +83,7 @@ describe('loaded positions as conditions on the events (the monitors window coun
     });
   });
 
-  describe('ClickHouse (many logs; PREWHERE of seq ranges)', { skip: clickhouseUrl ? false : 'needs OPS_TEST_CLICKHOUSE_URL' }, () => {
+  legs.clickhouse().describe('ClickHouse (many logs; PREWHERE of seq ranges)', () => {
     let client: ClickHouseClient;
     const table = `default.loaded_positions_test_${process.pid}`;
     before(async () => {

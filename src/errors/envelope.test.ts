@@ -14,6 +14,7 @@ import { createLogger } from '../app/logger.js';
 import { PublicUrls } from '../app/public-urls.js';
 import { systemClock } from '../shared/clock.js';
 import { IdempotencyStore } from '../idempotency/index.js';
+import { legs } from '../test-support/ci.js';
 
 /** Sends raw bytes and reads until the server closes or `ms` pass; returns status and body. */
 function raw(apiUrl: string, bytes: string | Buffer, ms = 3000): Promise<{ status: number; headers: string; body: string }> {
@@ -260,7 +261,7 @@ describe('a reply that fails to serialise still renders the envelope', () => {
 });
 
 describe('the data directory is private', () => {
-  test('created 0700 with metadata and key files 0600; an existing 0755 directory is tightened', { skip: process.env.OPS_TEST_DATABASE_URL ? 'SQLite file modes' : false }, async () => {
+  legs.sqlite().test('created 0700 with metadata and key files 0600; an existing 0755 directory is tightened', async () => {
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-modes-'));
     const dataDir = path.join(parent, 'data');
     const config = loadConfig({ OPS_PORT: '0', OPS_HOST: '127.0.0.1', OPS_DATA_DIR: dataDir });

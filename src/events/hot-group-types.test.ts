@@ -8,13 +8,14 @@
  * (recorded on the way) and on the answers, which must equal a control dataset's without hot
  * keys, over HTTP-loaded events. ClickHouse leg only (OPS_TEST_CLICKHOUSE_URL).
  */
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { QueryService, runQuery, type QueryResult } from '../query/query-service.js';
 import type { EventStore } from '../engine/event-store.js';
+import { legs } from '../test-support/ci.js';
 
-const skip = process.env.OPS_TEST_CLICKHOUSE_URL ? false : 'ClickHouse only (OPS_TEST_CLICKHOUSE_URL is not set)';
+const onLeg = legs.clickhouse();
 
 const gameEvents = (from: number, count: number) =>
   Array.from({ length: count }, (_, k) => {
@@ -23,7 +24,7 @@ const gameEvents = (from: number, count: number) =>
     return { event: 'match.end', source: `srv-${i % 3}`, payload: { map: ['dust', 'nuke', 'in"ferno'][i % 3], ping: (i * 7) % 150 } };
   });
 
-describe('group by a hot key on ClickHouse: by the columns its types leave varying', { skip }, () => {
+onLeg.describe('group by a hot key on ClickHouse: by the columns its types leave varying', () => {
   let s: TestServer;
   /** Per statement the service handed the store for a `group by`: the two-step keys, or the one-step key's SQL. */
   let forms: string[] = [];

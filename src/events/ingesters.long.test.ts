@@ -5,7 +5,6 @@
  * and for the two hosts PostgreSQL as their shared metadata. kill -9 of a host mid-ingest, and
  * of ClickHouse's shard 2 (scripts/clickhouse.sh kill-node 2, then start).
  */
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,10 +22,11 @@ import { missingServices, services, sharedDatabase, TcpProxy } from '../cluster/
 import { TailClient } from '../tail/test-client.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
 import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
+import { legs, needs } from '../test-support/ci.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
-const noClickHouse = base ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';
-const missing = noClickHouse || (await missingServices());
+const onLeg = legs.clickhouse();
+const missing = base ? await missingServices() : false;
 const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/clickhouse.sh');
 /**
  * Shard 2 is killed only when asked (OPS_TEST_CLICKHOUSE_KILL_SHARD=1: CI runs this file so, on its
@@ -131,7 +131,7 @@ const waitFor = async (what: string, check: () => Promise<boolean>, ms = 60_000)
   }
 };
 
-test('two API hosts on ClickHouse, no events node: read-your-writes across hosts, kill -9 of a host and of shard 2, every acknowledged event stored once', { skip: missing, timeout: 300_000 }, async () => {
+onLeg.test('two API hosts on ClickHouse, no events node: read-your-writes across hosts, kill -9 of a host and of shard 2, every acknowledged event stored once', { ...needs(missing), timeout: 300_000 }, async () => {
   const url = freshClickHouseUrl(base!);
   const database = await sharedDatabase();
   const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ingester-')));
@@ -270,7 +270,7 @@ test('two API hosts on ClickHouse, no events node: read-your-writes across hosts
   }
 });
 
-test('serve --workers 2 on ClickHouse: no events node, both workers ingest with logs of their own, each reads what the other acknowledged', { skip: noClickHouse, timeout: 180_000 }, async () => {
+onLeg.test('serve --workers 2 on ClickHouse: no events node, both workers ingest with logs of their own, each reads what the other acknowledged', { timeout: 180_000 }, async () => {
   const url = freshClickHouseUrl(base!);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-ch-workers-'));
   const token = await tokenOn({ OPS_DATA_DIR: dataDir });
@@ -317,7 +317,7 @@ test('serve --workers 2 on ClickHouse: no events node, both workers ingest with 
   assert.equal(primary.exitCode, 0);
 });
 
-test('a host that never comes back: its log, copied elsewhere, is loaded by `opsctl events replay --dir`, exactly once', { skip: noClickHouse, timeout: 180_000 }, async () => {
+onLeg.test('a host that never comes back: its log, copied elsewhere, is loaded by `opsctl events replay --dir`, exactly once', { timeout: 180_000 }, async () => {
   const direct = freshClickHouseUrl(base!);
   const target = parseClickHouseUrl(direct);
   // The host reaches ClickHouse through proxies this test cuts: its loads fail, its ingests are answered on its log.

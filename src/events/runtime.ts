@@ -63,7 +63,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
   const names: DatasetNameResolver = (tenant, ids) => datasets.namesOf(tenant, ids);
   // On ClickHouse with --workers, worker 0 runs retention and the admin socket for the machine.
   const owner = !ctx.config.eventsUrl && !ctx.config.workerIndex;
-  // Loaded only when used: its HTTP client (undici 7) wants Node 20.18.1 or later, the embedded default does not.
+  // Loaded only when used: its HTTP client (undici) costs a start that does not need it.
   const remote = ctx.config.eventsUrl ? (await import('../engine/node/remote-event-store.js')).RemoteEventStore : undefined;
   const store = remote
     ? new remote({

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { startTestServer } from '../test-support/test-server.js';
 import { eventsNodeProcess, exited, freePort } from '../test-support/test-process.js';
 import { matchAll } from '../engine/event-store.js';
+import { legs } from '../test-support/ci.js';
 
 /**
  * A request that failed with 5xx is not remembered (DECISIONS.md §16): the key is free again,
@@ -52,9 +53,10 @@ test('ingest while the events node is down → 503; the same key and body run on
 
 const adminUrl = process.env.OPS_TEST_DATABASE_URL;
 
-test(
+// PostgreSQL only: SQLite has no way to fail one statement of the server after the key is
+// claimed, the claim itself would fail first.
+legs.postgres().test(
   'POST /tokens and POST /datasets whose insert is cancelled in the database → 500; the same key and body then run, once',
-  { skip: adminUrl ? false : 'PostgreSQL leg only (OPS_TEST_DATABASE_URL): SQLite has no way to fail one statement of the server after the key is claimed, the claim itself would fail first' },
   async () => {
     const s = await startTestServer();
     const database = new URL(s.server.ctx.config.databaseUrl!).pathname.slice(1);

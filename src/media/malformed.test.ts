@@ -5,6 +5,7 @@ import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { multipart, png, sized } from './test-files.js';
 import { blobFiles, send } from './test-helpers.js';
+import { legs } from '../test-support/ci.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,9 +75,9 @@ describe('POST /media with a malformed multipart body → 400 bad_request, nothi
 });
 
 // The S3 leg runs storage-down.test.ts instead: the store behind a proxy taken down and back.
-const onS3 = process.env.OPS_TEST_BLOB_URL ? 'a file-store failure; on S3, storage-down.test.ts takes the store down instead' : false;
+// A file-store failure; on S3, storage-down.test.ts takes the store down instead.
 
-describe('a blob store that fails on its own is still 503 storage_error', { skip: onS3 }, () => {
+legs.files().describe('a blob store that fails on its own is still 503 storage_error', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();

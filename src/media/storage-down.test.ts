@@ -1,9 +1,10 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { clearS3Prefix, freshS3Url, s3SkipReason, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from '../stores/blobs/s3-testing.js';
+import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from '../stores/blobs/s3-testing.js';
 import { multipart, png, sized } from './test-files.js';
 import { send } from './test-helpers.js';
+import { legs } from '../test-support/ci.js';
 
 const base = testBlobUrl();
 
@@ -12,7 +13,7 @@ const base = testBlobUrl();
  * delivery answer 503 storage_error with Retry-After (never 500, never a hang) and /readyz says
  * not ready; once it is back everything works again without a restart.
  */
-describe('media on S3 while the store is down, and after it is back', { skip: base ? false : s3SkipReason }, () => {
+legs.s3().describe('media on S3 while the store is down, and after it is back', () => {
   let s: TestServer;
   let proxy: TcpProxy;
   let blobUrl: string;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { distinctMessages, query, severityCounts } from './test-queries.js';
+import { needs } from '../test-support/ci.js';
 
 const syslogNg = '/usr/sbin/syslog-ng';
 const lines = 10_000;
@@ -17,7 +18,7 @@ const httpModule = (() => {
     return false;
   }
 })();
-const skip = !fs.existsSync(syslogNg)
+const missing = !fs.existsSync(syslogNg)
   ? `${syslogNg} is absent: install Debian's syslog-ng-core and syslog-ng-mod-http to run this test`
   : !httpModule
     ? "syslog-ng's http() module (/usr/lib/syslog-ng/*/libhttp.so) is absent: install Debian's syslog-ng-mod-http to run this test"
@@ -51,7 +52,7 @@ log { source(s_game); destination(d_ops); };
 `;
 }
 
-describe("Debian's syslog-ng tails a file toward /v1/elastic/_bulk", { skip }, () => {
+describe("Debian's syslog-ng tails a file toward /v1/elastic/_bulk", needs(missing), () => {
   let s: TestServer;
   let dir: string;
   let child: ChildProcess | undefined;

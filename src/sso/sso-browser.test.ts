@@ -7,8 +7,9 @@ import type { Page } from 'playwright-core';
 import { noBrowser, password, startDashboard, titled, unexpected, type Dashboard } from '../dashboard/browser/test-browser.js';
 import { dashboardService } from '../dashboard/capability.js';
 import { startTestProvider, type TestProvider } from './test-provider.js';
+import { needs } from '../test-support/ci.js';
 
-describe('single sign-on in Chromium with oidc-provider', { skip: noBrowser }, () => {
+describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () => {
   let d: Dashboard;
   let op: TestProvider;
   before(async () => {

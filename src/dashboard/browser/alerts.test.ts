@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startReceiver } from '../../notifications/test-receiver.js';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -34,7 +35,7 @@ async function typeQuery(page: Page, text: string, delay = 0): Promise<void> {
 
 const bodyOf = (r: Receiver, i: number) => JSON.parse(r.received[i]!.body) as { status: string; monitor: { id: string; name: string }; group: Record<string, unknown>; value: number | null };
 
-describe('dashboard Alerts pages in Chromium', { skip: noBrowser }, () => {
+describe('dashboard Alerts pages in Chromium', needs(noBrowser), () => {
   let d: Dashboard;
   let target: { org_id: string; project_id: string };
   const receivers: Receiver[] = [];

@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
-describe('dashboard Audit page in Chromium', { skip: noBrowser }, () => {
+describe('dashboard Audit page in Chromium', needs(noBrowser), () => {
   let d: Dashboard;
   let created: { id: string };
   before(async () => {

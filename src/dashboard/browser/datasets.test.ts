@@ -2,10 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 const hourMs = 3_600_000;
 
-describe('datasets page in Chromium: list with counts and sparklines, create, edit, archive, schema', { skip: noBrowser }, () => {
+describe('datasets page in Chromium: list with counts and sparklines, create, edit, archive, schema', needs(noBrowser), () => {
   let d: Dashboard;
   before(async () => {
     d = await startDashboard();

@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noBrowser, startDashboard, type Dashboard } from './test-browser.js';
 import { clearEditor, completions, editorText, explorerOwner, rowCount, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { needs } from '../../test-support/ci.js';
 
-describe('explorer editor in Chromium: typing key by key, completions', { skip: noBrowser }, () => {
+describe('explorer editor in Chromium: typing key by key, completions', needs(noBrowser), () => {
   let d: Dashboard;
   const now = Date.now();
   before(async () => {

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { TailClient } from '../../tail/test-client.js';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { editorText, explorerOwner, minute, rowCount, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { needs } from '../../test-support/ci.js';
 
-describe('explorer in Chromium: query, errors, filter, histogram, group by, live tail', { skip: noBrowser }, () => {
+describe('explorer in Chromium: query, errors, filter, histogram, group by, live tail', needs(noBrowser), () => {
   let d: Dashboard;
   const now = Date.now();
   before(async () => {
@@ -449,7 +450,7 @@ describe('explorer in Chromium: query, errors, filter, histogram, group by, live
   });
 });
 
-describe('explorer live tail in Chromium: a stream the server ends is reopened', { skip: noBrowser }, () => {
+describe('explorer live tail in Chromium: a stream the server ends is reopened', needs(noBrowser), () => {
   let d: Dashboard;
   before(async () => {
     // The server closes a stream after 1.5 s without a matching event.

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { exited, freePort, opsctlArgs, serveProcess } from '../../test-support/test-process.js';
 import { ensureWebAppBuilt, launchChromium, noBrowser, openContext, password, titled } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 /** `opsctl <args>` (compiled, as a shell runs it) on `env`; its one JSON object. */
 function opsctlJson(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
@@ -30,7 +31,7 @@ function opsctlJson(args: string[], env: NodeJS.ProcessEnv): Promise<Record<stri
   });
 }
 
-describe('first sign-in in Chromium, from what opsctl init prints', { skip: noBrowser }, () => {
+describe('first sign-in in Chromium, from what opsctl init prints', needs(noBrowser), () => {
   let dataDir: string;
   let server: ChildProcess | undefined;
   let browser: Browser | undefined;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { gif, mp4, pdf, png, sized } from '../../media/test-files.js';
+import { needs } from '../../test-support/ci.js';
 
 interface Dropped {
   name: string;
@@ -52,7 +53,7 @@ const deletedGrid = (page: Page) => page.getByRole('list', { name: 'Recently del
 const card = (page: Page, name: string) => grid(page).getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
 const upload = (page: Page, name: string) => page.getByTestId('upload').filter({ hasText: name });
 
-describe('dashboard Media page in Chromium', { skip: noBrowser }, () => {
+describe('dashboard Media page in Chromium', needs(noBrowser), () => {
   let d: Dashboard;
   let plansDir: string;
   before(async () => {

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 /** A call made in the page with the signed-in session: its own short-lived token on /v1, or the cookie on /dashboard/. */
 async function asSession(page: Page, target: { org_id: string; project_id: string }, method: string, path: string, body?: unknown): Promise<number> {
@@ -25,7 +26,7 @@ async function openMembers(page: Page, d: Dashboard): Promise<void> {
   await page.getByTestId('members-table').waitFor();
 }
 
-describe('dashboard Members page in Chromium', { skip: noBrowser }, () => {
+describe('dashboard Members page in Chromium', needs(noBrowser), () => {
   let d: Dashboard;
   let target: { org_id: string; project_id: string };
   before(async () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { clearEditor, editorText, explorerOwner, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { needs } from '../../test-support/ci.js';
 
 interface Saved {
   id: string;
@@ -14,7 +15,7 @@ interface Saved {
   range: { last: string } | { from: string; to: string } | null;
 }
 
-describe('explorer saved searches in Chromium: save, reload, open, delete; the monitor link; a Viewer', { skip: noBrowser }, () => {
+describe('explorer saved searches in Chromium: save, reload, open, delete; the monitor link; a Viewer', needs(noBrowser), () => {
   let d: Dashboard;
   const now = Date.now();
   const viewer = 'saved-viewer@example.com';

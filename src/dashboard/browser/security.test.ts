@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { noBrowser, password, startDashboard, unexpected, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 const minute = 60_000;
 
-describe('dashboard security in Chromium: cookie, CSRF, CSP, short-lived tokens, throttling', { skip: noBrowser }, () => {
+describe('dashboard security in Chromium: cookie, CSRF, CSP, short-lived tokens, throttling', needs(noBrowser), () => {
   let d: Dashboard;
   let attacker: http.Server;
   let attackerUrl: string;

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { needs } from '../../test-support/ci.js';
 
 /** A /v1 call made in the page with the signed-in session's own short-lived token (what the app holds). */
 async function withSessionToken(page: Page, target: { org_id: string; project_id: string }, method: string, path: string, body?: unknown): Promise<number> {
@@ -20,7 +21,7 @@ async function withSessionToken(page: Page, target: { org_id: string; project_id
   );
 }
 
-describe('dashboard Tokens page in Chromium', { skip: noBrowser }, () => {
+describe('dashboard Tokens page in Chromium', needs(noBrowser), () => {
   let d: Dashboard;
   let target: { org_id: string; project_id: string };
   before(async () => {

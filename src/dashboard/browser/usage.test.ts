@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { sized } from '../../media/test-files.js';
+import { needs } from '../../test-support/ci.js';
 
 const imageBytes = 2_500_000;
 
-describe('usage and plan page in Chromium: quota bars, plan limits, the limits reached', { skip: noBrowser }, () => {
+describe('usage and plan page in Chromium: quota bars, plan limits, the limits reached', needs(noBrowser), () => {
   let d: Dashboard;
   before(async () => {
     // org A on free: 1 GB, 3 datasets, 1,000,000 events and 10,000 queries a month

@@ -1,8 +1,8 @@
 /**
  * The ClickHouse engine behind the write-ahead log, on the real cluster of scripts/clickhouse.sh
- * (OPS_TEST_CLICKHOUSE_URL; skipped without it). Each test file run uses databases of its own.
+ * (OPS_TEST_CLICKHOUSE_URL: the ClickHouse leg). Each test file run uses databases of its own.
  */
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,9 +18,10 @@ import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing
 import { parseClickHouseUrl } from './clickhouse-url.js';
 import { clickhouseEventColumns, migrations, schemaTableDdl } from './clickhouse-schema.js';
 import { TcpProxy } from '../../cluster/test-services.js';
+import { legs } from '../../test-support/ci.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
-const skip = base ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';
+const onLeg = legs.clickhouse();
 
 const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
 const b: Tenant = { orgId: 'ORGB', projectId: 'P9', mode: 'live' };
@@ -55,7 +56,7 @@ async function sql(url: string, query: string, host = parseClickHouseUrl(url).ho
   }
 }
 
-describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
+onLeg.describe('ClickHouse engine behind the write-ahead log', () => {
   let url: string;
   let dir: string;
   let store: LoggedEventStore;
@@ -202,7 +203,7 @@ describe('ClickHouse engine behind the write-ahead log', { skip }, () => {
   });
 });
 
-describe('ClickHouse engine loads each record exactly once', { skip }, () => {
+onLeg.describe('ClickHouse engine loads each record exactly once', () => {
   let url: string;
   before(() => {
     url = freshClickHouseUrl(base!);
@@ -276,7 +277,7 @@ describe('ClickHouse engine loads each record exactly once', { skip }, () => {
   });
 });
 
-describe('ClickHouse page windows start at the tenant\'s newest event', { skip }, () => {
+onLeg.describe('ClickHouse page windows start at the tenant\'s newest event', () => {
   let url: string;
   before(() => {
     url = freshClickHouseUrl(base!);
@@ -320,7 +321,7 @@ describe('ClickHouse page windows start at the tenant\'s newest event', { skip }
   });
 });
 
-describe('ClickHouse down and back', { skip }, () => {
+onLeg.describe('ClickHouse down and back', () => {
   let url: string;
   let direct: string;
   let dir: string;
@@ -361,7 +362,7 @@ describe('ClickHouse down and back', { skip }, () => {
   });
 });
 
-describe('ClickHouse tables from before log ids (migration 1 only)', { skip }, () => {
+onLeg.describe('ClickHouse tables from before log ids (migration 1 only)', () => {
   let url: string;
   before(() => {
     url = freshClickHouseUrl(base!);

@@ -6,8 +6,8 @@
  *   back to s, for any string; `bindParams` leaves the statement's skeleton as it was; wrong
  *   counts and non-finite numbers throw. The same properties run against broken escapers and
  *   must fail there, so they are known to be able to fail.
- * - with a server (OPS_TEST_CLICKHOUSE_URL, from `eval "$(scripts/clickhouse.sh env)"`; skipped
- *   otherwise): `SELECT <literal(s)>` returns s byte for byte, and a tenant condition holds
+ * - with a server (OPS_TEST_CLICKHOUSE_URL, from `eval "$(scripts/clickhouse.sh env)"`; the ClickHouse
+ *   leg): `SELECT <literal(s)>` returns s byte for byte, and a tenant condition holds
  *   whatever the other value is (the "tenant wall").
  */
 import assert from 'node:assert/strict';
@@ -16,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 import { bindParams, literal, stringLiteral, type SqlValue } from './literal.js';
+import { legs } from '../../test-support/ci.js';
 
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -211,9 +212,9 @@ describe('literal.ts against ClickHouse literal grammar (no server)', () => {
 });
 
 const url = process.env['OPS_TEST_CLICKHOUSE_URL'];
-const skip = url ? false : 'OPS_TEST_CLICKHOUSE_URL is not set (eval "$(scripts/clickhouse.sh env)")';
+const onLeg = legs.clickhouse();
 
-describe('literal.ts on a ClickHouse server', { skip }, () => {
+onLeg.describe('literal.ts on a ClickHouse server', () => {
   const target = url ? parseClickHouseUrl(url) : null;
   const db = `literal_test_${randomBytes(6).toString('hex')}`;
   const run = async (sql: string, params: readonly SqlValue[] = []): Promise<string> => {

@@ -16,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { parseClickHouseUrl } from '../../engine/clickhouse/clickhouse-url.js';
 import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
@@ -42,13 +42,14 @@ import {
   type Expr,
   type SoqlQuery,
 } from './index.js';
+import { legs } from '../../test-support/ci.js';
 import { hotGuard } from './clickhouse-hot.js';
 import type { MemoryEvent } from './predicate.js';
 import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from './testkit.test.js';
 
 const url = process.env['OPS_TEST_CLICKHOUSE_URL'];
 const target = url ? parseClickHouseUrl(url) : null;
-const skip = target ? false : 'OPS_TEST_CLICKHOUSE_URL is not set (eval "$(scripts/clickhouse.sh env)")';
+const onLeg = legs.clickhouse();
 const DB = `soql_hot_${randomBytes(6).toString('hex')}`;
 
 async function post(sql: string, body?: Buffer): Promise<string> {
@@ -232,7 +233,7 @@ const statsArb = fc
     return `${where}stats ${items.join(', ')}${byText.length ? ` by ${byText.join(', ')}` : ''}`;
   });
 
-describe('hot payload keys on a ClickHouse server', { skip }, () => {
+onLeg.describe('hot payload keys on a ClickHouse server', () => {
   before(async () => {
     await run(`CREATE DATABASE ${DB}`);
     await run(`CREATE TABLE ${DB}.events (${eventsColumnsDdl}) ENGINE = MergeTree ORDER BY (tenant, ts)`);

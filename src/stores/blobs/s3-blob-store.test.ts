@@ -6,10 +6,11 @@ import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, ListObjectsV
 import { ConfigError } from '../../config/config.js';
 import { BlobStoreUnavailableError, openBlobStore } from './blob-store.js';
 import { S3BlobStore, parseS3Url, partSize } from './s3-blob-store.js';
-import { clearS3Prefix, freshS3Url, s3SkipReason, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from './s3-testing.js';
+import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from './s3-testing.js';
+import { legs } from '../../test-support/ci.js';
 
 const base = testBlobUrl();
-const skip = base ? false : s3SkipReason;
+const onLeg = legs.s3();
 
 const read = async (r: Readable | undefined) => {
   const chunks: Buffer[] = [];
@@ -66,7 +67,7 @@ describe('OPS_BLOB_URL s3:// is checked at start-up', () => {
   }
 });
 
-describe('S3 blob store on a real S3-compatible server', { skip }, () => {
+onLeg.describe('S3 blob store on a real S3-compatible server', () => {
   let url: string;
   let store: S3BlobStore;
   before(async () => {

@@ -15,8 +15,6 @@ import { S3BlobStore, parseS3Url } from './s3-blob-store.js';
  */
 export const testBlobUrl = (): string | undefined => process.env.OPS_TEST_BLOB_URL || undefined;
 
-/** Why S3 tests are skipped, for the test runner's output. */
-export const s3SkipReason = 'OPS_TEST_BLOB_URL is not set: S3 tests run in the S3 leg (scripts/swift-s3.sh start; eval "$(scripts/swift-s3.sh env)")';
 
 const ensured = new Map<string, Promise<void>>();
 

@@ -1,13 +1,13 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startTestServer } from '../../test-support/test-server.js';
+import { legs } from '../../test-support/ci.js';
 
 const adminUrl = process.env.OPS_TEST_DATABASE_URL;
+const { test } = legs.postgres();
 
 test(
   'PostgreSQL: connections the server closes while idle are replaced; the API keeps serving and logs a warning',
-  { skip: adminUrl ? false : 'runs on the PostgreSQL leg (OPS_TEST_DATABASE_URL)' },
   async () => {
     const s = await startTestServer();
     try {
