@@ -242,8 +242,8 @@ export class DatasetService {
       try {
         return await this.orgLock.run(tenant.orgId, () => this.createOnce(tenant, plan, planned, needed, write));
       } catch (error) {
-        // A unique (tenant, name) lost to a creation that did not take the organisation's row
-        // (none does today): the next attempt finds that row and settles onto it.
+        // A unique (tenant, name) violated by an insert that did not queue on the organisation's
+        // row: the next attempt finds that row and settles onto it. A refusal (402…) is final.
         if (error instanceof AppError || attempt === 3) throw error;
         const taken = await Promise.all([...needed].map((name) => this.find(tenant, name)));
         if (!taken.some(Boolean)) throw error;

@@ -51,7 +51,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
           summary: 'Ingest events: a JSON array, one JSON object, or NDJSON; gzip accepted',
           description:
             'Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, ' +
-            '10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first ingest creates the dataset; past the plan cap events go to `default`.',
+            '10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first stored event creates the dataset (a refused request, or one whose every event fails, creates none); past the plan cap events go to `default`.',
           params: Type.Object({ name: Type.String({ pattern: datasetNamePattern }) }),
           // Documented only: the raw body is read by this scope's parser (gzip, limits) and
           // parsed event by event in the handler, so one bad event fails alone, never by Ajv.

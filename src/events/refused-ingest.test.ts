@@ -69,7 +69,7 @@ describe('a request refused whole leaves no dataset, no audit entry and no usage
   };
 
   /** Sends, checks the status, and that nothing changed. */
-  async function leavesNothing(what: string, status: number, send: () => Promise<Answer>): Promise<Answer> {
+  async function leavesNothing<R extends Answer>(what: string, status: number, send: () => Promise<R>): Promise<R> {
     const before = await trace();
     const r = await send();
     assert.equal(r.status, status, `${what}: ${r.text}`);
