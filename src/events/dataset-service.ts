@@ -29,14 +29,38 @@ export interface DatasetPatch {
   default_severity?: Severity | null;
 }
 
-/** Where an ingest request's events go. */
+/**
+ * Where an ingest request's events for one dataset name go, resolved without writing anything:
+ * the existing dataset, or (`pending`) the row the write that stores the first event will insert.
+ */
 export interface IngestTarget {
+  /** The dataset; when `pending`, the row to insert (its id is already the events' datasetId). */
   dataset: Dataset;
   /** Set when the cap made the events overflow into `default`: the intended name. */
   overflowFrom: string | undefined;
+  /** True when `dataset` does not exist yet: createWith inserts it in the write that stores its first event. */
+  pending: boolean;
 }
 
+/** A name's target, or why it takes no events (an archived dataset: 409 `conflict`). */
+export type ResolvedTarget = IngestTarget | AppError;
+
+/** What a write that creates datasets does in their transaction: builds and charges its events. */
+export type CreatingWrite<T> = (
+  trx: Kysely<Database>,
+  /** The targets as they hold in the transaction: `planned` itself when nothing moved. */
+  settled: ReadonlyMap<string, ResolvedTarget>,
+) => Promise<{ value: T; datasetIds: ReadonlySet<string> }>;
+
 const cacheTtlMs = 5_000;
+
+/**
+ * Writes the organisation's row, unchanged: the first statement of every transaction that creates
+ * a dataset, so creations of one organisation queue on it (a row lock on PostgreSQL, the write
+ * lock on SQLite) and each counts the others' datasets toward the cap.
+ */
+const lockOrganisation = (trx: Kysely<Database>, orgId: string) =>
+  trx.updateTable('organisations').set((eb) => ({ plan: eb.ref('plan') })).where('id', '=', orgId).execute();
 
 /** Datasets: metadata rows in the tenant's scope; events live in the event store. */
 export class DatasetService {
@@ -110,52 +134,32 @@ export class DatasetService {
   }
 
   /**
-   * Inserts the dataset; with `cap`, only while the organisation has fewer than `cap` datasets
-   * counting toward it ('full' otherwise, with the count). The cap holds across processes and
-   * hosts: the count and the insert run in one transaction that first writes the organisation's
-   * row (a row lock on PostgreSQL, the database's write lock on SQLite), so a creation in another
-   * process waits for this one's commit and counts its dataset; the in-process lock only keeps
-   * this process's creations from queueing on it. `within` runs in the same transaction (a keyed
-   * request's answer: src/idempotency).
+   * POST /datasets' insert: only while the organisation has fewer than `cap` datasets counting
+   * toward it ('full' otherwise, with the count). The cap holds across processes and hosts: the
+   * count and the insert run in one transaction that first writes the organisation's row (a row
+   * lock on PostgreSQL, the database's write lock on SQLite), as every creation of a dataset does
+   * (createWith too), so a creation in another process waits for this one's commit and counts its
+   * dataset; the in-process lock only keeps this process's creations from queueing on it.
+   * `within` runs in the same transaction (a keyed request's answer: src/idempotency).
    */
   private async insert(
     tenant: Tenant,
     plan: string,
     name: string,
-    fields: Omit<DatasetPatch, 'name'> = {},
-    options: { cap?: number | null; within?: RecordAnswer<Dataset>; byIngest?: boolean } = {},
+    fields: Omit<DatasetPatch, 'name'>,
+    cap: number | null,
+    within?: RecordAnswer<Dataset>,
   ): Promise<Dataset | { full: number }> {
-    const now = iso(this.clock.now());
-    const row: Dataset = {
-      id: newId.dataset(),
-      ...scoped(this.db, tenant).row,
-      name,
-      retention_days: fields.retention_days ?? this.plans.limits(plan).retention_days,
-      default_severity: fields.default_severity ?? null,
-      is_default: name === defaultDatasetName ? 1 : 0,
-      archived_at: null,
-      hot_keys: null,
-      created_at: now,
-      updated_at: now,
-    };
-    const { cap, within } = options;
+    const row = this.newRow(tenant, plan, name, fields);
     let result: Dataset | { full: number };
     try {
       result = await this.db.transaction().execute(async (trx) => {
-        if (cap !== undefined && cap !== null) {
-          await trx.updateTable('organisations').set((eb) => ({ plan: eb.ref('plan') })).where('id', '=', tenant.orgId).execute();
+        await lockOrganisation(trx, tenant.orgId);
+        if (cap !== null) {
           const used = await this.countTowardCap(tenant.orgId, trx);
           if (used >= cap) return { full: used };
         }
-        await trx.insertInto('datasets').values(row).execute();
-        await audit.record(trx, {
-          action: 'dataset.create',
-          ...inTenant(tenant),
-          target: { type: 'dataset', id: row.id },
-          at: Date.parse(now),
-          // by_ingest: made by the first event sent to the name (DECISIONS.md §9), not by POST /datasets.
-          details: { name, retention_days: row.retention_days, default_severity: row.default_severity, by_ingest: options.byIngest === true },
-        });
+        await this.insertRow(trx, tenant, row, false);
         if (within) await within(trx, row);
         return row;
       });
@@ -170,35 +174,153 @@ export class DatasetService {
     return row;
   }
 
-  /** The system-managed default dataset: outside the cap. */
-  private async insertDefault(tenant: Tenant, plan: string): Promise<Dataset> {
-    return (await this.insert(tenant, plan, defaultDatasetName, {}, { byIngest: true })) as Dataset;
-  }
-
-  /** Resolves (creating on first ingest) where events sent to `name` go; archived → 409. */
-  async ingestTarget(tenant: Tenant, plan: string, name: string): Promise<IngestTarget> {
+  /**
+   * Where events sent to `name` go, without creating anything (a refused request must leave no
+   * dataset behind, DECISIONS.md §9 and docs/decisions.md "Datasets are created by a stored
+   * event"); archived → 409. An existing target is cached for a few seconds, so the write path
+   * reads no metadata per request once the dataset exists; a pending one is read again each time.
+   */
+  async resolveTarget(tenant: Tenant, plan: string, name: string): Promise<IngestTarget> {
     const key = `${tenantKey(tenant)}|${name}`;
     const cached = this.targets.get(key);
     if (cached && cached.expires > this.clock.now()) return cached.target;
-    const target = await this.resolveTarget(tenant, plan, name);
-    this.targets.set(key, { target, expires: this.clock.now() + cacheTtlMs });
+    const target = await this.decide(this.db, tenant, plan, name, { rows: new Map() });
+    if (!target.pending) this.targets.set(key, { target, expires: this.clock.now() + cacheTtlMs });
     return target;
   }
 
-  private async resolveTarget(tenant: Tenant, plan: string, name: string): Promise<IngestTarget> {
-    const existing = await this.find(tenant, name);
+  /**
+   * One name's target as the datasets stand in `db`. `state` carries a decision's context: the
+   * cap count so far (rows this transaction will insert included) and the rows planned per name,
+   * reused so that a target that did not move keeps the id its events were built with.
+   */
+  private async decide(
+    db: Kysely<Database>,
+    tenant: Tenant,
+    plan: string,
+    name: string,
+    state: { used?: number; rows: Map<string, Dataset> },
+  ): Promise<IngestTarget> {
+    const existing = await scoped(db, tenant).selectFrom('datasets').selectAll().where('name', '=', name).executeTakeFirst();
     if (existing) {
       if (existing.archived_at) throw conflict(`dataset "${name}" is archived and accepts no events`);
-      return { dataset: existing, overflowFrom: undefined };
+      return { dataset: existing, overflowFrom: undefined, pending: false };
     }
-    if (name === defaultDatasetName) return { dataset: await this.insertDefault(tenant, plan), overflowFrom: undefined };
-    return this.orgLock.run(tenant.orgId, async () => {
-      const again = await this.find(tenant, name);
-      if (again) return this.resolveTarget(tenant, plan, name);
-      const inserted = await this.insert(tenant, plan, name, {}, { cap: this.plans.limits(plan).datasets, byIngest: true });
-      if (!('full' in inserted)) return { dataset: inserted, overflowFrom: undefined };
-      const fallback = (await this.find(tenant, defaultDatasetName)) ?? (await this.insertDefault(tenant, plan));
-      return { dataset: fallback, overflowFrom: name };
+    const planned = (wanted: string): Dataset => {
+      let row = state.rows.get(wanted);
+      if (!row) state.rows.set(wanted, (row = this.newRow(tenant, plan, wanted, {})));
+      return row;
+    };
+    if (name === defaultDatasetName) return { dataset: planned(name), overflowFrom: undefined, pending: true };
+    const cap = this.plans.limits(plan).datasets;
+    state.used ??= cap === null ? 0 : await this.countTowardCap(tenant.orgId, db);
+    if (cap === null || state.used < cap) return { dataset: planned(name), overflowFrom: undefined, pending: true };
+    const fallback = await scoped(db, tenant).selectFrom('datasets').selectAll().where('name', '=', defaultDatasetName).executeTakeFirst();
+    if (fallback) return { dataset: fallback, overflowFrom: name, pending: false };
+    return { dataset: planned(defaultDatasetName), overflowFrom: name, pending: true };
+  }
+
+  /**
+   * Creates the pending datasets a write's events go to, in the one transaction that also builds
+   * and charges those events (`write`), so that a refusal there (402) leaves no dataset and no
+   * audit entry. The targets are decided again in the transaction, after it wrote the
+   * organisation's row (a row lock on PostgreSQL, the write lock on SQLite), so the cap holds
+   * across processes and two first writes to one new name create it once: the second finds the
+   * first's row. When a target moved (another request created the name, the cap filled or
+   * freed up), `write` gets the settled targets and rebuilds its events for them; only the
+   * planned rows its events then go to are inserted. `needed` names the targets the planned
+   * events go to; the others stay as planned and are not created.
+   */
+  async createWith<T>(
+    tenant: Tenant,
+    plan: string,
+    planned: ReadonlyMap<string, ResolvedTarget>,
+    needed: ReadonlySet<string>,
+    write: CreatingWrite<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.orgLock.run(tenant.orgId, () => this.createOnce(tenant, plan, planned, needed, write));
+      } catch (error) {
+        // A unique (tenant, name) violated by an insert that did not queue on the organisation's
+        // row: the next attempt finds that row and settles onto it. A refusal (402…) is final.
+        if (error instanceof AppError || attempt === 3) throw error;
+        const taken = await Promise.all([...needed].map((name) => this.find(tenant, name)));
+        if (!taken.some(Boolean)) throw error;
+      }
+    }
+  }
+
+  private async createOnce<T>(
+    tenant: Tenant,
+    plan: string,
+    planned: ReadonlyMap<string, ResolvedTarget>,
+    needed: ReadonlySet<string>,
+    write: CreatingWrite<T>,
+  ): Promise<T> {
+    let created = false;
+    const value = await this.db.transaction().execute(async (trx) => {
+      await lockOrganisation(trx, tenant.orgId);
+      const state: { used?: number; rows: Map<string, Dataset> } = { rows: new Map() };
+      for (const target of planned.values()) if (!(target instanceof AppError) && target.pending) state.rows.set(target.dataset.name, target.dataset);
+      let settled: Map<string, ResolvedTarget> | undefined;
+      const inserting: Dataset[] = [];
+      for (const name of needed) {
+        const before = planned.get(name)!;
+        let now: ResolvedTarget;
+        try {
+          now = await this.decide(trx, tenant, plan, name, state);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          now = error;
+        }
+        if (!(now instanceof AppError) && now.pending && now.overflowFrom === undefined && name !== defaultDatasetName) state.used! += 1;
+        if (!(now instanceof AppError) && now.pending) inserting.push(now.dataset);
+        const moved = before instanceof AppError || now instanceof AppError || before.dataset.id !== now.dataset.id || before.overflowFrom !== now.overflowFrom;
+        if (moved) (settled ??= new Map(planned)).set(name, now);
+      }
+      const { value, datasetIds } = await write(trx, settled ?? planned);
+      const at = this.clock.now();
+      const inserted = new Set<string>();
+      for (const row of inserting) {
+        if (!datasetIds.has(row.id) || inserted.has(row.id)) continue;
+        inserted.add(row.id);
+        await this.insertRow(trx, tenant, { ...row, created_at: iso(at), updated_at: iso(at) }, true);
+      }
+      created = inserted.size > 0;
+      return value;
+    });
+    if (created) this.invalidate();
+    return value;
+  }
+
+  /** A dataset row as an insert writes it. */
+  private newRow(tenant: Tenant, plan: string, name: string, fields: Omit<DatasetPatch, 'name'>): Dataset {
+    const now = iso(this.clock.now());
+    return {
+      id: newId.dataset(),
+      ...scoped(this.db, tenant).row,
+      name,
+      retention_days: fields.retention_days ?? this.plans.limits(plan).retention_days,
+      default_severity: fields.default_severity ?? null,
+      is_default: name === defaultDatasetName ? 1 : 0,
+      archived_at: null,
+      hot_keys: null,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
+  /** Inserts the row with its `dataset.create` audit entry, in the caller's transaction. */
+  private async insertRow(trx: Kysely<Database>, tenant: Tenant, row: Dataset, byIngest: boolean): Promise<void> {
+    await trx.insertInto('datasets').values(row).execute();
+    await audit.record(trx, {
+      action: 'dataset.create',
+      ...inTenant(tenant),
+      target: { type: 'dataset', id: row.id },
+      at: Date.parse(row.created_at),
+      // by_ingest: made by the first event stored under the name (DECISIONS.md §9), not by POST /datasets.
+      details: { name: row.name, retention_days: row.retention_days, default_severity: row.default_severity, by_ingest: byIngest },
     });
   }
 
@@ -217,7 +339,7 @@ export class DatasetService {
         throw conflict(existing.archived_at ? `dataset name "${input.name}" belongs to an archived dataset` : `dataset "${input.name}" already exists`);
       }
       const cap = this.plans.limits(plan).datasets;
-      const inserted = await this.insert(tenant, plan, input.name, input, { cap, within });
+      const inserted = await this.insert(tenant, plan, input.name, input, cap, within);
       if ('full' in inserted) {
         throw new AppError('quota_exceeded', `the plan allows ${cap} datasets and all are in use; archive one or upgrade the plan`, {
           metric: 'datasets',

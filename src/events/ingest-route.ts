@@ -7,7 +7,7 @@ import { severities } from '../engine/event-record.js';
 import { datasetNamePattern } from './dataset-service.js';
 import { bodyFormat, parseJsonBody, parseNdjson } from './ingest-parse.js';
 import { contentEncodingHeader, rawBodyScope } from './wire-body.js';
-import { storeEvents } from './store-events.js';
+import { storeToTargets } from './store-events.js';
 import type { EventsRuntime } from './runtime.js';
 import { idempotencyOf } from '../idempotency/index.js';
 
@@ -51,7 +51,7 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
           summary: 'Ingest events: a JSON array, one JSON object, or NDJSON; gzip accepted',
           description:
             'Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, ' +
-            '10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first ingest creates the dataset; past the plan cap events go to `default`.',
+            '10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first stored event creates the dataset (a refused request, or one whose every event fails, creates none); past the plan cap events go to `default`.',
           params: Type.Object({ name: Type.String({ pattern: datasetNamePattern }) }),
           // Documented only: the raw body is read by this scope's parser (gzip, limits) and
           // parsed event by event in the handler, so one bad event fails alone, never by Ajv.
@@ -76,18 +76,31 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
         const format = bodyFormat(request.headers['content-type']);
         const body = request.body;
         if (!Buffer.isBuffer(body) || body.length === 0) throw badRequest('the request body holds no events');
-        const target = await events.datasets.ingestTarget(auth.tenant, auth.plan, request.params.name);
-        const defaults = {
-          datasetId: target.dataset.id,
-          defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
-          now: ctx.clock.now(),
-          overflowFrom: target.overflowFrom,
-        };
-        const parsed = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
+        const now = ctx.clock.now();
+        const keyed = idempotencyOf(request);
+        // The dataset is created (if new) only with the first event stored: a body refused here
+        // (not JSON, too many events, past the quota) leaves none behind.
+        const parsed = await storeToTargets(
+          ctx,
+          events,
+          auth,
+          [request.params.name],
+          (targetOf) => {
+            const target = targetOf(request.params.name);
+            const defaults = {
+              datasetId: target.dataset.id,
+              defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
+              now,
+              overflowFrom: target.overflowFrom,
+            };
+            const result = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
+            // With Idempotency-Key, a retry's events get the ids of the first run's: stored once.
+            keyed?.deriveEventIds(result.events);
+            return result;
+          },
+          (error) => request.log.error({ err: error }, 'event append failed'),
+        );
         const count = parsed.events.length;
-        // With Idempotency-Key, a retry's events get the ids of the first run's: stored once.
-        idempotencyOf(request)?.deriveEventIds(parsed.events);
-        await storeEvents(ctx, events, auth, parsed.events, (error) => request.log.error({ err: error }, 'event append failed'));
         return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
       },
     );

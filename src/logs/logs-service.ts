@@ -9,7 +9,7 @@ import type { CompiledFilter, EventKey, NewEvent } from '../engine/event-store.j
 import { defaultDatasetName } from '../events/dataset-service.js';
 import { ingestLimits, payloadShapeProblem, withoutLoneSurrogates } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { storeEvents } from '../events/store-events.js';
+import { storeToTargets, type TargetOf } from '../events/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
 
 /** The dataset log entries are stored in (DECISIONS.md §9, last point). */
@@ -39,38 +39,41 @@ export class LogsService {
   ) {}
 
   /**
-   * Stores one entry as an event, by the path ingest takes (POST /datasets/logs/ingest):
-   * the dataset is created by the first entry (or the entry overflows into `default` at
-   * the plan's dataset cap), `events_month` is consumed (402 when used up) and given back
-   * if the append fails, and the answer waits until the event is durable. Live tail is told.
+   * Stores one entry as an event, by the path ingest takes (POST /datasets/logs/ingest): the
+   * dataset is created with the first entry stored, never by a refused one (or the entry
+   * overflows into `default` at the plan's dataset cap), `events_month` is consumed (402 when
+   * used up) and given back if the append fails, and the answer waits until the event is
+   * durable. Live tail is told.
    */
   /** `onAppendError` hears a failed append or a failing live-tail wake-up (the caller logs them). */
   async create(auth: AuthContext, level: Severity, message: string, meta: Record<string, unknown>, onAppendError: (error: unknown) => void = () => {}): Promise<LogEntry> {
-    const { tenant, plan } = auth;
-    const target = await this.events.datasets.ingestTarget(tenant, plan, logsDataset);
-    // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
-    const problem = payloadShapeProblem(meta, 'meta');
-    if (problem) throw badRequest(problem);
-    const payload = target.overflowFrom !== undefined ? { ...meta, _dataset: target.overflowFrom } : meta;
-    const body = JSON.stringify({ message, payload });
-    const bytes = Buffer.byteLength(body);
-    if (bytes > ingestLimits.eventBytes) throw tooLarge(ingestLimits.eventBytes, `a log entry may be at most ${ingestLimits.eventBytes} bytes (message and meta as JSON)`);
     const now = this.ctx.clock.now();
     const eventId = uuidv7({ msecs: now });
-    const event: NewEvent = {
-      datasetId: target.dataset.id,
-      eventId,
-      clientEventId: false,
-      ts: now,
-      severity: severities.indexOf(level),
-      bytesRaw: bytes,
-      event: '',
-      actor: null,
-      source: null,
-      message,
-      payload: withoutLoneSurrogates(JSON.stringify(payload)),
+    const build = (targetOf: TargetOf) => {
+      const target = targetOf(logsDataset);
+      // The bounds of an ingested payload (depth, keys): checked before anything serialises meta.
+      const problem = payloadShapeProblem(meta, 'meta');
+      if (problem) throw badRequest(problem);
+      const payload = target.overflowFrom !== undefined ? { ...meta, _dataset: target.overflowFrom } : meta;
+      const body = JSON.stringify({ message, payload });
+      const bytes = Buffer.byteLength(body);
+      if (bytes > ingestLimits.eventBytes) throw tooLarge(ingestLimits.eventBytes, `a log entry may be at most ${ingestLimits.eventBytes} bytes (message and meta as JSON)`);
+      const event: NewEvent = {
+        datasetId: target.dataset.id,
+        eventId,
+        clientEventId: false,
+        ts: now,
+        severity: severities.indexOf(level),
+        bytesRaw: bytes,
+        event: '',
+        actor: null,
+        source: null,
+        message,
+        payload: withoutLoneSurrogates(JSON.stringify(payload)),
+      };
+      return { events: [event] };
     };
-    await storeEvents(this.ctx, this.events, auth, [event], onAppendError);
+    await storeToTargets(this.ctx, this.events, auth, [logsDataset], build, onAppendError);
     return { id: logIdOf(eventId), level, message, meta, created_at: iso(now) };
   }
 

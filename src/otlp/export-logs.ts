@@ -4,7 +4,7 @@ import { AppError, badRequest } from '../errors/app-error.js';
 import { datasetNamePattern, type IngestTarget } from '../events/dataset-service.js';
 import { normaliseEvents } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { storeEvents } from '../events/store-events.js';
+import { storeToTargets, type TargetOf } from '../events/store-events.js';
 import { severities } from '../engine/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
 import type { DecodedLogs, DecodedRecord } from './decode.js';
@@ -38,7 +38,7 @@ export function datasetHeader(value: string | string[] | undefined): string | un
 /**
  * Stores a decoded request's records through native ingest's write path (DECISIONS §15): each
  * resource's records go to X-Ops-Dataset, else its service.name, else `otel`, resolved like the
- * dataset of a native ingest (created on first use, the plan's cap, overflow into `default`);
+ * dataset of a native ingest (created with its first stored record, the plan's cap, overflow into `default`);
  * each record is mapped (mapping.ts), then validated and normalised by native ingest, failing
  * alone; what passes is charged to events_month and appended durably in one batch, then live
  * tail is woken. Answers once the batch is durable.
@@ -72,11 +72,36 @@ export async function exportLogs(
     }
   }
 
+  const now = ctx.clock.now();
+  // A new dataset is created with its first stored record: a request refused whole creates none.
+  const built = await storeToTargets(
+    ctx,
+    events,
+    auth,
+    byDataset.keys(),
+    (targetOf) => buildEvents(byDataset, rejections.slice(), targetOf, header, now, deriveEventIds),
+    onAppendError,
+  );
+  return { accepted: built.events.length, rejected: built.rejections.length, errorMessage: describe(built.rejections, decoded.records) };
+}
+
+/**
+ * The request's events for its datasets' targets, with the rejected records (those found before
+ * in `rejections`); built again when a target moved before the first record was stored.
+ */
+function buildEvents(
+  byDataset: ReadonlyMap<string, { items: unknown[]; paths: string[] }>,
+  rejections: Rejection[],
+  targetOf: TargetOf,
+  header: string | undefined,
+  now: number,
+  deriveEventIds: ((events: NewEvent[]) => void) | undefined,
+): { events: NewEvent[]; rejections: Rejection[] } {
   const stored: NewEvent[] = [];
   for (const [name, group] of byDataset) {
     let target: IngestTarget;
     try {
-      target = await events.datasets.ingestTarget(auth.tenant, auth.plan, name);
+      target = targetOf(name);
     } catch (error) {
       // Named by a resource, an archived dataset refuses that resource's records only; named by
       // the header, it refuses the request (409), as native ingest does.
@@ -87,7 +112,7 @@ export async function exportLogs(
     const parsed = normaliseEvents(group.items, {
       datasetId: target.dataset.id,
       defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
-      now: ctx.clock.now(),
+      now,
       overflowFrom: target.overflowFrom,
     });
     stored.push(...parsed.events);
@@ -96,8 +121,7 @@ export async function exportLogs(
 
   // The events' order depends on the body alone, so a retry derives the same ids: stored once.
   deriveEventIds?.(stored);
-  await storeEvents(ctx, events, auth, stored, onAppendError);
-  return { accepted: stored.length, rejected: rejections.length, errorMessage: describe(rejections, decoded.records) };
+  return { events: stored, rejections };
 }
 
 function reject(rejections: Rejection[], records: ReadonlyArray<Pick<DecodedRecord, 'path'>>, message: string): void {

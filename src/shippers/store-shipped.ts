@@ -4,7 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { datasetNamePattern, type IngestTarget } from '../events/dataset-service.js';
 import { normaliseMapped, type MappedEvent } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { storeEvents } from '../events/store-events.js';
+import { storeToTargets, type TargetOf } from '../events/store-events.js';
 import { severities } from '../engine/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
 
@@ -52,8 +52,8 @@ const namePattern = new RegExp(datasetNamePattern);
 
 /**
  * The shipper routes' way onto native ingest's write path: items are grouped by dataset, each
- * dataset resolved as a native ingest resolves it (created by first use, the plan's cap,
- * overflow into `default`), each item validated and normalised by native ingest (its limits:
+ * dataset resolved as a native ingest resolves it (created with its first stored event, the plan's
+ * cap, overflow into `default`), each item validated and normalised by native ingest (its limits:
  * 256 KB, payload depth and keys), failing alone; what passes is charged to events_month,
  * appended durably in one batch (client event ids de-duplicated), and handed to live tail and
  * match monitors by storeEvents. A dataset name that is not one, or an archived dataset,
@@ -93,12 +93,37 @@ export async function storeShipped(
     group.indexes.push(index);
   }
 
+  const now = ctx.clock.now();
+  // A new dataset is created with its first stored event: a request refused whole creates none.
+  const built = await storeToTargets(
+    ctx,
+    events,
+    auth,
+    byDataset.keys(),
+    (targetOf) => buildEvents(items.length, byDataset, failures.slice(), targetOf, now, options.deriveEventIds),
+    options.onAppendError,
+  );
+  return { failures: built.failures, accepted: built.events.length, eventIds: Array.from(built.storedByIndex, (event) => event?.eventId) };
+}
+
+/**
+ * The request's events for its datasets' targets, with the items' failures (those found before
+ * appended to `failures`); built again when a target moved before the first event was stored.
+ */
+function buildEvents(
+  count: number,
+  byDataset: ReadonlyMap<string, { items: MappedEvent[]; indexes: number[] }>,
+  failures: ItemFailure[],
+  targetOf: TargetOf,
+  now: number,
+  deriveEventIds: ((events: NewEvent[]) => void) | undefined,
+): { events: NewEvent[]; failures: ItemFailure[]; storedByIndex: Array<NewEvent | undefined> } {
   const stored: NewEvent[] = [];
-  const storedByIndex: Array<NewEvent | undefined> = new Array<NewEvent | undefined>(items.length);
+  const storedByIndex: Array<NewEvent | undefined> = new Array<NewEvent | undefined>(count);
   for (const [name, group] of byDataset) {
     let target: IngestTarget;
     try {
-      target = await events.datasets.ingestTarget(auth.tenant, auth.plan, name);
+      target = targetOf(name);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'conflict') throw error;
       for (const index of group.indexes) failures.push({ index, status: 409, code: 'conflict', message: error.message });
@@ -107,7 +132,7 @@ export async function storeShipped(
     const parsed = normaliseMapped(group.items, {
       datasetId: target.dataset.id,
       defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
-      now: ctx.clock.now(),
+      now,
       overflowFrom: target.overflowFrom,
     });
     stored.push(...parsed.events);
@@ -130,7 +155,6 @@ export async function storeShipped(
   }
   failures.sort((a, b) => a.index - b.index);
   // The events' order depends on the body alone, so a retry under the same key derives the same ids.
-  options.deriveEventIds?.(stored);
-  await storeEvents(ctx, events, auth, stored, options.onAppendError);
-  return { failures, accepted: stored.length, eventIds: Array.from(storedByIndex, (event) => event?.eventId) };
+  deriveEventIds?.(stored);
+  return { events: stored, failures, storedByIndex };
 }

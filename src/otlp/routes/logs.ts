@@ -124,7 +124,7 @@ export async function registerOtlpLogsRoute(v1: Api, ctx: AppContext, events: Ev
           description:
             'Takes an OTLP `ExportLogsServiceRequest` and answers its `ExportLogsServiceResponse` in the same encoding, once the ' +
             'stored records are durable. Each resource\'s records go to the dataset named by `X-Ops-Dataset`, else by the resource ' +
-            'attribute `service.name`, else `otel` (created on first use, as by native ingest). A record that breaks a limit ' +
+            'attribute `service.name`, else `otel` (created with its first stored record, as by native ingest). A record that breaks a limit ' +
             '(256 KB, payload depth and keys) or has an unknown severity is rejected alone and counted in `partialSuccess`. ' +
             'Limits: 10 MB body after decompression, 10,000 log records. Errors: JSON requests get the usual error body; ' +
             'protobuf requests get a `google.rpc.Status` with the same HTTP status (429 and 503 carry `Retry-After`). See docs/otlp.md.',

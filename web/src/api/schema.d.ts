@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest events: a JSON array, one JSON object, or NDJSON; gzip accepted
-         * @description Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, 10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first ingest creates the dataset; past the plan cap events go to `default`.
+         * @description Answered once the events are durable. Bad events fail alone, by index. Limits: 10 MB body after decompression, 10,000 events, 256 KB per event; a payload at most 32 levels deep with at most 1,000 keys. The first stored event creates the dataset (a refused request, or one whose every event fails, creates none); past the plan cap events go to `default`.
          *
          *     Requires scope `logs:write`.
          */
@@ -399,7 +399,7 @@ export interface paths {
         put?: never;
         /**
          * OTLP/HTTP logs export (protobuf or JSON, gzip accepted): point OTEL_EXPORTER_OTLP_ENDPOINT at {base_url}/otlp
-         * @description Takes an OTLP `ExportLogsServiceRequest` and answers its `ExportLogsServiceResponse` in the same encoding, once the stored records are durable. Each resource's records go to the dataset named by `X-Ops-Dataset`, else by the resource attribute `service.name`, else `otel` (created on first use, as by native ingest). A record that breaks a limit (256 KB, payload depth and keys) or has an unknown severity is rejected alone and counted in `partialSuccess`. Limits: 10 MB body after decompression, 10,000 log records. Errors: JSON requests get the usual error body; protobuf requests get a `google.rpc.Status` with the same HTTP status (429 and 503 carry `Retry-After`). See docs/otlp.md.
+         * @description Takes an OTLP `ExportLogsServiceRequest` and answers its `ExportLogsServiceResponse` in the same encoding, once the stored records are durable. Each resource's records go to the dataset named by `X-Ops-Dataset`, else by the resource attribute `service.name`, else `otel` (created with its first stored record, as by native ingest). A record that breaks a limit (256 KB, payload depth and keys) or has an unknown severity is rejected alone and counted in `partialSuccess`. Limits: 10 MB body after decompression, 10,000 log records. Errors: JSON requests get the usual error body; protobuf requests get a `google.rpc.Status` with the same HTTP status (429 and 503 carry `Retry-After`). See docs/otlp.md.
          *
          *     Requires scope `logs:write`.
          */
