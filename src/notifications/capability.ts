@@ -37,7 +37,7 @@ export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: Pu
   // undici (about 1 MB of code) is loaded with the first notification sent, not at start.
   let transport: Promise<{ dispatcher: Dispatcher; postOnce: typeof PostOnce }> | undefined;
   const send: Send = async (target, timeoutMs, stopping) => {
-    transport ??= Promise.all([import('./guarded-agent.js'), import('./send.js')]).then(([agent, sender]) => ({ dispatcher: agent.guardedAgent({ allowPrivate }), postOnce: sender.postOnce }));
+    transport ??= Promise.all([import('../outbound/guarded-agent.js'), import('./send.js')]).then(([agent, sender]) => ({ dispatcher: agent.guardedAgent({ allowPrivate }), postOnce: sender.postOnce }));
     const { dispatcher, postOnce } = await transport;
     return postOnce(dispatcher, target, timeoutMs, stopping);
   };
