@@ -30,7 +30,7 @@ export interface NotificationsCapability extends Capability {
  */
 export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: PublicUrls; files: FilesRepo; timings?: Partial<WorkerTimings> }): NotificationsCapability {
   const { db } = ctx.metadata;
-  const allowPrivate = ctx.config.webhookAllowPrivate;
+  const allowPrivate = ctx.config.outboundAllowPrivate;
   const channels = new ChannelService(db, ctx.clock, allowPrivate);
   const outbox = new Outbox(db);
   const notifications = new NotificationService(ctx.clock, channels, outbox, deps.files, deps.urls);

@@ -9,7 +9,7 @@ const discordUrl = 'https://discord.com/api/webhooks/123456789/abcdefSECRETxyz9'
 describe('channels (private addresses allowed)', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
   });
   after(() => s.close());
 
@@ -153,7 +153,7 @@ describe('channels (private addresses allowed)', () => {
   });
 });
 
-describe('channels: SSRF without OPS_WEBHOOK_ALLOW_PRIVATE', () => {
+describe('channels: SSRF without OPS_OUTBOUND_ALLOW_PRIVATE', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();
