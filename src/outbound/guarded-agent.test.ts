@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { fetch, request } from 'undici';
 import { checkHost, type LookupFunction } from './address-policy.js';
 import { guardedAgent } from './guarded-agent.js';
+import { startMetadataServer } from '../test-support/metadata-server.js';
 
 /** A resolver that answers from a list, one answer per lookup (what a rebinding DNS server does). */
 function rebinding(answers: string[]): LookupFunction & { lookups: number } {
@@ -19,25 +20,7 @@ function rebinding(answers: string[]): LookupFunction & { lookups: number } {
   return lookup;
 }
 
-/** A loopback server answering like a cloud metadata service, counting what reaches it. */
-async function metadataServer(): Promise<{ port: number; hits: string[]; close: () => Promise<void> }> {
-  const hits: string[] = [];
-  const server = http.createServer((req, res) => {
-    hits.push(req.url ?? '/');
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('ami-id\nhostname\ninstance-id\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    hits,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
-}
-
-const metadata = await metadataServer();
+const metadata = await startMetadataServer();
 after(() => metadata.close());
 
 test('DNS rebinding: a name that was public when checked and resolves to loopback at connection is refused; nothing reaches the address', async () => {
