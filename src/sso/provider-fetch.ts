@@ -30,7 +30,8 @@ function noAnswer(error: unknown, deadline: AbortSignal): string {
   const refused = causes.find((e): e is AddressRefusedError => e instanceof AddressRefusedError);
   if (refused) return `was refused: ${refused.reason} (single sign-on calls identity providers at public addresses only)`;
   if (deadline.aborted || causes.some((e) => ['TimeoutError', 'AbortError'].includes((e as Error).name))) return `did not answer within ${providerTimeoutMs / 1000} s`;
-  const code = causes.map((e) => (e as { code?: unknown }).code).find((c): c is string => typeof c === 'string' && /^(E[A-Z_]+|UND_ERR_[A-Z_]+|ERR_TLS_[A-Z_]+|[A-Z_]*CERT[A-Z_]*)$/.test(c));
+  // Node's and OpenSSL's codes (ECONNREFUSED, ENOTFOUND, CERT_HAS_EXPIRED, UND_ERR_SOCKET) are fixed identifiers.
+  const code = causes.map((e) => (e as { code?: unknown }).code).find((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{2,60}$/.test(c));
   return `could not be reached${code ? ` (${code})` : ''}`;
 }
 
