@@ -33,7 +33,7 @@
 // On ClickHouse too, when bench/clickhouse-support.ts finds it (one line says why when skipped).
 //
 // The server runs as `opsctl serve` from the compiled build (npm run bench:monitors builds
-// first), with OPS_WEBHOOK_ALLOW_PRIVATE=true so channels may point at the loopback receiver.
+// first), with OPS_OUTBOUND_ALLOW_PRIVATE=true so channels may point at the loopback receiver.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -146,7 +146,7 @@ const serverEnv = (dataDir: string, port: number, cdnPort: number): Record<strin
   OPS_DATA_DIR: dataDir,
   OPS_PORT: String(port),
   OPS_CDN_PORT: String(cdnPort),
-  OPS_WEBHOOK_ALLOW_PRIVATE: 'true',
+  OPS_OUTBOUND_ALLOW_PRIVATE: 'true',
   OPS_RATE_LIMIT_PER_SECOND: '1000000',
   OPS_RATE_LIMIT_BURST: '1000000',
 });

@@ -17,7 +17,7 @@ import { openShippers } from './shippers/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
-import { openSso } from './sso/capability.js';
+import { openSso, type SsoOptions } from './sso/capability.js';
 import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
 import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
@@ -67,6 +67,8 @@ export interface StartOptions {
   drainMs?: number;
   /** Compile each route's schemas when it first runs, not at start (test servers: see src/http/validation.ts). */
   compileSchemasOnFirstUse?: boolean;
+  /** Single sign-on: host names a test's loopback providers stand for public ones under (src/outbound/guarded-agent.ts). */
+  sso?: SsoOptions;
 }
 
 const defaultDrainMs = 10_000;
@@ -135,7 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     opened(openSearches(ctx));
     opened(openAudit(ctx, log));
     const idempotency = opened(openIdempotency(ctx, log));
-    const sso = opened(openSso(ctx, log, urls));
+    const sso = opened(openSso(ctx, log, urls, options.sso));
     opened(await openDashboard(ctx, log, urls, [sso.dashboardRoutes]));
     // Last: /readyz requires the stores of every capability opened before it.
     opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));

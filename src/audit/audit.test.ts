@@ -47,7 +47,7 @@ describe('audit log: one entry per change, with its actor, target and request', 
   let ownerRoleIds: Record<string, string>;
 
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
     secrets.push(...Object.values(s.tenants).map((t) => t.token));
     tokenA = { type: 'token', id: (await s.server.ctx.tokens.whoami(s.tenants.a.token)).token_id };
     operator = { type: 'operator', id: operatorOrigin().actor.id };

@@ -60,7 +60,7 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', require
       // Long: what makes another process see a revocation at once is the bus, not the cache's expiry.
       OPS_AUTH_CACHE_MS: '60000',
       // The match-monitor test's receiver listens on loopback.
-      OPS_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OPS_OUTBOUND_ALLOW_PRIVATE: 'true',
     };
     a = await startTestServer({ env });
     b = await startTestServer({ env });

@@ -18,7 +18,7 @@ test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores',
   assert.equal(config.schemaCacheTtlMs, 300_000);
   assert.equal(config.purgeIntervalMs, 86_400_000);
   assert.deepEqual([...config.features], []);
-  assert.equal(config.webhookAllowPrivate, false);
+  assert.equal(config.outboundAllowPrivate, false);
   assert.equal(config.monitorConcurrency, 1);
   assert.equal(loadConfig({ OPS_EVENTS_URL: 'clickhouse://127.0.0.1:8123/ops' }).monitorConcurrency, 4);
   assert.equal(loadConfig({ OPS_MONITOR_CONCURRENCY: '8' }).monitorConcurrency, 8);
@@ -52,6 +52,7 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_KEEPALIVE_TIMEOUT_MS: '0' }, 'OPS_KEEPALIVE_TIMEOUT_MS'],
   [{ OPS_MAX_CONNECTIONS: '0' }, 'OPS_MAX_CONNECTIONS'],
   [{ OPS_MAX_CONNECTIONS: 'many' }, 'OPS_MAX_CONNECTIONS'],
+  [{ OPS_OUTBOUND_ALLOW_PRIVATE: 'yes' }, 'OPS_OUTBOUND_ALLOW_PRIVATE'],
   [{ OPS_WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'OPS_WEBHOOK_ALLOW_PRIVATE'],
 ];
 for (const [env, variable] of bad) {
@@ -104,10 +105,27 @@ test('an idle timeout shorter than two tail heartbeats is refused naming OPS_IDL
   assert.equal(loadConfig({ OPS_IDLE_TIMEOUT_MS: '500', OPS_TAIL_HEARTBEAT_MS: '100' }).idleTimeoutMs, 500);
 });
 
-test('OPS_WEBHOOK_ALLOW_PRIVATE takes true/false (or 1/0)', () => {
-  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate, true);
-  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate, true);
-  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false);
+test('OPS_OUTBOUND_ALLOW_PRIVATE takes true/false (or 1/0); its former name OPS_WEBHOOK_ALLOW_PRIVATE still works', () => {
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }).outboundAllowPrivate, true);
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: '1' }).outboundAllowPrivate, true);
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: 'false' }).outboundAllowPrivate, false);
+  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }).outboundAllowPrivate, true);
+  assert.equal(loadConfig({ OPS_WEBHOOK_ALLOW_PRIVATE: 'false' }).outboundAllowPrivate, false);
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: 'true', OPS_WEBHOOK_ALLOW_PRIVATE: '1' }).outboundAllowPrivate, true, 'both, saying the same');
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: 'false', OPS_WEBHOOK_ALLOW_PRIVATE: '' }).outboundAllowPrivate, false, 'an empty one is unset');
+  assert.equal(loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: '', OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }).outboundAllowPrivate, true);
+});
+
+test('OPS_OUTBOUND_ALLOW_PRIVATE and OPS_WEBHOOK_ALLOW_PRIVATE both set and differing: refused at start-up naming both', () => {
+  for (const [outbound, webhook] of [['true', 'false'], ['0', '1']]) {
+    assert.throws(
+      () => loadConfig({ OPS_OUTBOUND_ALLOW_PRIVATE: outbound, OPS_WEBHOOK_ALLOW_PRIVATE: webhook }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.variable === 'OPS_OUTBOUND_ALLOW_PRIVATE' &&
+        error.message === `OPS_OUTBOUND_ALLOW_PRIVATE: is "${outbound}" but OPS_WEBHOOK_ALLOW_PRIVATE (its former name) is "${webhook}": set only OPS_OUTBOUND_ALLOW_PRIVATE`,
+    );
+  }
 });
 
 test('features and CORS origins are comma lists', () => {

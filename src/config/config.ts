@@ -93,10 +93,12 @@ export interface Config {
   /** Open connections per listener; more are closed as soon as they are accepted. */
   maxConnections: number;
   /**
-   * OPS_WEBHOOK_ALLOW_PRIVATE: notification channels may send to loopback, private, link-local
-   * and metadata addresses (tests, private installations); refused otherwise (src/notifications).
+   * OPS_OUTBOUND_ALLOW_PRIVATE (formerly OPS_WEBHOOK_ALLOW_PRIVATE, still read): every outbound
+   * call made for a tenant — notification channels, single sign-on's identity providers — may
+   * reach loopback, private, link-local and metadata addresses (tests, private installations);
+   * refused otherwise (src/outbound). The only switch of that policy.
    */
-  webhookAllowPrivate: boolean;
+  outboundAllowPrivate: boolean;
   /**
    * Threshold monitors one process evaluates at a time (OPS_MONITOR_CONCURRENCY): 4 when the
    * events are in ClickHouse (an evaluation mostly waits for it), 1 on the embedded engine (its
@@ -183,6 +185,23 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
 }
 
+/**
+ * OPS_OUTBOUND_ALLOW_PRIVATE, or its former name OPS_WEBHOOK_ALLOW_PRIVATE (from when only
+ * notifications called out): both set and saying different things stops the start, rather than
+ * one silently winning over the other.
+ */
+function outboundAllowPrivate(env: Env): boolean {
+  const name = 'OPS_OUTBOUND_ALLOW_PRIVATE';
+  const alias = 'OPS_WEBHOOK_ALLOW_PRIVATE';
+  const given = (variable: string) => (env[variable]?.trim() ?? '') !== '';
+  const value = boolean(env, name, false);
+  const aliased = boolean(env, alias, false);
+  if (given(name) && given(alias) && value !== aliased) {
+    throw new ConfigError(name, `is "${env[name]}" but ${alias} (its former name) is "${env[alias]}": set only ${name}`);
+  }
+  return given(name) ? value : aliased;
+}
+
 const knownFeatures = ['logs', 'cases', 'apps'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -244,7 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'OPS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
     ...connectionLimits(env, tailHeartbeatMs),
-    webhookAllowPrivate: boolean(env, 'OPS_WEBHOOK_ALLOW_PRIVATE', false),
+    outboundAllowPrivate: outboundAllowPrivate(env),
     hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', false),
     monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
     monitorWindowCounts: boolean(env, 'OPS_MONITOR_WINDOW_COUNTS', true),

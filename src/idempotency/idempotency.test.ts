@@ -17,7 +17,7 @@ describe('Idempotency-Key on the keyed endpoints', () => {
     // The file store, explicitly (also on the S3 leg): the 5xx test takes it away for a moment.
     blobRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-idem-blobs-'));
     // Private addresses for the keyed channel's URL: a loopback port nothing listens on (never sent to).
-    s = await startTestServer({ env: { OPS_BLOB_URL: `file://${blobRoot}`, OPS_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    s = await startTestServer({ env: { OPS_BLOB_URL: `file://${blobRoot}`, OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
   });
   after(async () => {
     await s.close();

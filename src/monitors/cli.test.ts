@@ -12,7 +12,7 @@ describe('opsctl monitor list|create|mute, channel list|test, while the server r
   });
 
   /** opsctl in this process on the test server's stores, allowed to reach the loopback receivers. */
-  const opsctl = (args: string[]) => runOpsctlOn(s, args, { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const opsctl = (args: string[]) => runOpsctlOn(s, args, { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' });
   const tenantA = () => ['--org', s.tenants.a.orgId, '--project', s.tenants.a.projectId];
 
   test('channel list and test; monitor create (match), list, and its match reaches the channel', async () => {

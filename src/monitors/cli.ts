@@ -39,7 +39,7 @@ async function services(ctx: AppContext) {
     import('../notifications/outbox.js'),
   ]);
   const { db } = ctx.metadata;
-  const channels = new ChannelService(db, ctx.clock, ctx.config.webhookAllowPrivate);
+  const channels = new ChannelService(db, ctx.clock, ctx.config.outboundAllowPrivate);
   const outbox = new Outbox(db);
   const statuses = new MonitorStatuses(ctx.clock, new GroupStore(db), { lastNotifiedOf: (tenant, ids) => outbox.lastOfMonitors(tenant, ids) });
   return { channels, monitors: new MonitorService(db, ctx.clock, ctx.plans, channels), statuses };

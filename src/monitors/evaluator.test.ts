@@ -48,7 +48,7 @@ describe('threshold evaluation: only the lease holder commits, and only for the 
     return new Evaluator(ctx.metadata.db, s.clock, queries as unknown as QueryService, s.server.notifications.notifications, new GroupStore(ctx.metadata.db), new PublicUrls(ctx.config), createLogger({ level: 'info', stream }), 3_600_000, concurrency);
   };
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
   });
   after(() => s.close());
 

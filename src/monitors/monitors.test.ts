@@ -9,7 +9,7 @@ describe('monitors CRUD', () => {
   let channelId: string;
   before(async () => {
     // A long tick: no evaluation between a create and the GET compared with it (the status would differ).
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
     const channel = await s.request('POST', '/channels', { json: { name: 'hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook' } });
     channelId = channel.body.id;
   });

@@ -32,7 +32,7 @@ export function monitorsTestServer(): MonitorsTestServer {
   let server: TestServer | undefined;
   const receivers: Receiver[] = [];
   before(async () => {
-    server = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+    server = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
   });
   after(async () => {
     await server?.close();

@@ -30,14 +30,14 @@ export interface NotificationsCapability extends Capability {
  */
 export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: PublicUrls; files: FilesRepo; timings?: Partial<WorkerTimings> }): NotificationsCapability {
   const { db } = ctx.metadata;
-  const allowPrivate = ctx.config.webhookAllowPrivate;
+  const allowPrivate = ctx.config.outboundAllowPrivate;
   const channels = new ChannelService(db, ctx.clock, allowPrivate);
   const outbox = new Outbox(db);
   const notifications = new NotificationService(ctx.clock, channels, outbox, deps.files, deps.urls);
   // undici (about 1 MB of code) is loaded with the first notification sent, not at start.
   let transport: Promise<{ dispatcher: Dispatcher; postOnce: typeof PostOnce }> | undefined;
   const send: Send = async (target, timeoutMs, stopping) => {
-    transport ??= Promise.all([import('./guarded-agent.js'), import('./send.js')]).then(([agent, sender]) => ({ dispatcher: agent.guardedAgent({ allowPrivate }), postOnce: sender.postOnce }));
+    transport ??= Promise.all([import('../outbound/guarded-agent.js'), import('./send.js')]).then(([agent, sender]) => ({ dispatcher: agent.guardedAgent({ allowPrivate }), postOnce: sender.postOnce }));
     const { dispatcher, postOnce } = await transport;
     return postOnce(dispatcher, target, timeoutMs, stopping);
   };

@@ -1,11 +1,11 @@
 import { badRequest } from '../errors/app-error.js';
-import { checkHost } from './address-policy.js';
+import { checkHost } from '../outbound/address-policy.js';
 import type { ChannelKind } from './notification.js';
 
 /**
  * A channel's URL as accepted: absolute http(s), no credentials in it, and (unless private
  * addresses are allowed) a host whose addresses are all public. The worker checks the address
- * again at every connection (guarded-agent.ts): this check only spares users a channel that could
+ * again at every connection (outbound/guarded-agent.ts): this check only spares users a channel that could
  * never deliver.
  */
 export async function acceptChannelUrl(raw: string, allowPrivate: boolean): Promise<string> {

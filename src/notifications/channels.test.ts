@@ -2,14 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { ChannelService } from './channel-service.js';
-import { eventually, startReceiver } from './test-receiver.js';
+import { eventually } from './test-receiver.js';
+import { leakedMetadata, startMetadataServer } from '../test-support/metadata-server.js';
 
 const discordUrl = 'https://discord.com/api/webhooks/123456789/abcdefSECRETxyz9';
 
 describe('channels (private addresses allowed)', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
   });
   after(() => s.close());
 
@@ -153,7 +154,7 @@ describe('channels (private addresses allowed)', () => {
   });
 });
 
-describe('channels: SSRF without OPS_WEBHOOK_ALLOW_PRIVATE', () => {
+describe('channels: SSRF without OPS_OUTBOUND_ALLOW_PRIVATE', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();
@@ -180,27 +181,42 @@ describe('channels: SSRF without OPS_WEBHOOK_ALLOW_PRIVATE', () => {
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.error.code, 'bad_request');
       assert.match(r.body.error.message, /"url"/);
-      const patch = await s.request('POST', '/channels', { json: { name: 'x', kind: 'discord', url } });
-      assert.equal(patch.status, 400);
+      for (const kind of ['discord', 'slack']) {
+        const other = await s.request('POST', '/channels', { json: { name: 'x', kind, url } });
+        assert.equal(other.status, 400, `${kind}: ${other.text}`);
+        assert.equal(other.body.error.field, 'url');
+      }
     });
   }
 
-  test('every connection is checked again: a stored channel whose address is (now) loopback gets no request, its delivery fails', async () => {
-    const receiver = await startReceiver([{ status: 200 }]);
-    try {
-      // As if the host resolved to a public address when the channel was made.
-      const lenient = new ChannelService(s.server.ctx.metadata.db, s.clock, true);
-      const channel = await lenient.create(s.tenants.a, { name: 'rebound', kind: 'webhook', url: receiver.url });
-      assert.equal((await s.request('POST', `/channels/${channel.id}/test`)).status, 202);
-      const [delivery] = await eventually(
-        async () => (await s.request('GET', `/channels/${channel.id}/deliveries`)).body.deliveries,
-        (list: Array<{ state: string; last_error: string | null; attempts: Array<{ status: number | null }> }>) => list.length === 1 && list[0]!.state !== 'pending',
-      );
-      assert.equal(delivery!.state, 'failed');
-      assert.match(String(delivery!.last_error), /address refused/);
-      assert.equal(receiver.received.length, 0);
-    } finally {
-      await receiver.close();
-    }
+  test('PATCH to a private URL is refused as well; the channel keeps its URL', async () => {
+    const lenient = new ChannelService(s.server.ctx.metadata.db, s.clock, true);
+    const channel = await lenient.create(s.tenants.a, { name: 'public', kind: 'slack', url: 'https://hooks.slack.com/services/T0/B0/abcdSECRET' });
+    const patch = await s.request('PATCH', `/channels/${channel.id}`, { json: { url: 'http://169.254.169.254/latest/meta-data/' } });
+    assert.equal(patch.status, 400, patch.text);
+    assert.match(patch.body.error.message, /field "url" is refused: 169\.254\.169\.254 is a link-local address \(cloud metadata\)/);
   });
+
+  for (const kind of ['webhook', 'discord', 'slack'] as const) {
+    test(`every connection is checked again: a stored ${kind} channel whose address is (now) the metadata service gets no request, its delivery fails naming the address`, async () => {
+      const meta = await startMetadataServer();
+      try {
+        // As if the host resolved to a public address when the channel was made.
+        const lenient = new ChannelService(s.server.ctx.metadata.db, s.clock, true);
+        const channel = await lenient.create(s.tenants.a, { name: `rebound ${kind}`, kind, url: `${meta.url}/latest/meta-data/` });
+        assert.equal((await s.request('POST', `/channels/${channel.id}/test`)).status, 202);
+        const [delivery] = await eventually(
+          async () => (await s.request('GET', `/channels/${channel.id}/deliveries`)).body.deliveries,
+          (list: Array<{ state: string; last_error: string | null; attempts: Array<{ status: number | null }> }>) => list.length === 1 && list[0]!.state !== 'pending',
+        );
+        assert.equal(delivery!.state, 'failed');
+        assert.equal(delivery!.last_error, 'address refused for 127.0.0.1: 127.0.0.1 is a loopback address');
+        assert.deepEqual(meta.hits, []);
+        const listed = await s.request('GET', `/channels/${channel.id}/deliveries`);
+        assert.deepEqual(leakedMetadata(listed.text), []);
+      } finally {
+        await meta.close();
+      }
+    });
+  }
 });

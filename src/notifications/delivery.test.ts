@@ -11,7 +11,7 @@ describe('notification delivery (real receivers on 127.0.0.1)', () => {
   let s: TestServer;
   const receivers: Array<{ close(): Promise<void> }> = [];
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, notifications: { timeoutMs: 500, backoffBaseMs: 200 } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, notifications: { timeoutMs: 500, backoffBaseMs: 200 } });
   });
   after(async () => {
     await Promise.all(receivers.map((r) => r.close()));

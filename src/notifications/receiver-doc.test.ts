@@ -52,7 +52,7 @@ describe('the receiver in docs/monitors.md, run against real deliveries', () => 
   const running: RunningReceiver[] = [];
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-receiver-doc-'));
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, notifications: { timeoutMs: 2000, backoffBaseMs: 200 } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, notifications: { timeoutMs: 2000, backoffBaseMs: 200 } });
   });
   after(async () => {
     for (const r of running) r.stop();

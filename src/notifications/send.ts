@@ -1,5 +1,5 @@
 import { errors, request, type Dispatcher } from 'undici';
-import { AddressRefusedError } from './address-policy.js';
+import { AddressRefusedError } from '../outbound/address-policy.js';
 
 /** What one HTTP attempt gave: a status and what the receiver said, or why there was none. */
 export interface AttemptAnswer {

@@ -26,7 +26,7 @@ export async function processStore(prefix: string): Promise<{
 }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const admin = process.env.OPS_TEST_DATABASE_URL;
-  const env: Record<string, string> = { OPS_WEBHOOK_ALLOW_PRIVATE: 'true', OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000' };
+  const env: Record<string, string> = { OPS_OUTBOUND_ALLOW_PRIVATE: 'true', OPS_RATE_LIMIT_PER_SECOND: '100000', OPS_RATE_LIMIT_BURST: '100000' };
   const run = async (sql: string) => {
     const client = new pg.Client({ connectionString: admin });
     await client.connect();

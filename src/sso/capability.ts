@@ -15,12 +15,17 @@ export interface SsoCapability extends Capability {
   purge(): Promise<{ sign_ins: number }>;
 }
 
+export interface SsoOptions {
+  /** Host names a test's loopback providers stand for public ones under (src/outbound/guarded-agent.ts); never from configuration. */
+  publicHostsForTests?: readonly string[];
+}
+
 /**
  * Single sign-on with OpenID Connect (DECISIONS.md §22, docs/sso.md): the configuration
  * endpoints under /v1, the sign-in under /dashboard/sso, and the purge of sign-ins abandoned
  * at the provider.
  */
-export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls): SsoCapability {
+export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls, options: SsoOptions = {}): SsoCapability {
   const service = new SsoService({
     db: ctx.metadata.db,
     clock: ctx.clock,
@@ -28,6 +33,7 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls): SsoCapa
     members: ctx.members,
     dashboard: dashboardService(ctx),
     callbackUrl: () => `${urls.api}/dashboard/sso/callback`,
+    outbound: { allowPrivate: ctx.config.outboundAllowPrivate, publicHostsForTests: options.publicHostsForTests },
   });
   const purge = async () => ({ sign_ins: await service.purge() });
   const job = periodicPurge(ctx, log, 'sso', purge);
@@ -39,5 +45,6 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls): SsoCapa
     purge,
     start: job.start,
     stop: job.stop,
+    close: () => service.close(),
   };
 }

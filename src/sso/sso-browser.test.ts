@@ -13,7 +13,8 @@ describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () =
   let d: Dashboard;
   let op: TestProvider;
   before(async () => {
-    d = await startDashboard();
+    // oidc-provider is on loopback: private addresses are allowed.
+    d = await startDashboard({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
     op = await startTestProvider(`${d.s.apiUrl}/dashboard/sso/callback`);
     const put = await d.s.request('PUT', `/orgs/${d.s.tenants.a.orgId}/sso`, {
       json: { issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, email_domains: ['studio.example'], default_role: 'Developer' },

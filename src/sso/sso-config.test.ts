@@ -5,13 +5,14 @@ import { signedIn } from '../dashboard/test-session.js';
 import { startTestIssuer, type TestIssuer } from './test-issuer.js';
 import { freePort } from '../test-support/test-process.js';
 
+// The providers here are on loopback: private addresses are allowed (sso-outbound.test.ts refuses them).
 describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POST …/sso/test', () => {
   let s: TestServer;
   let idp: TestIssuer;
   let path: string;
   let valid: Record<string, unknown>;
   before(async () => {
-    s = await startTestServer();
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
     idp = await startTestIssuer();
     path = `/orgs/${s.tenants.a.orgId}/sso`;
     valid = { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, email_domains: ['Studio.example'], default_role: 'Developer', enforce: false };
@@ -81,13 +82,13 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     const closed = await s.request('PUT', path, { json: { ...valid, issuer: `http://127.0.0.1:${await freePort()}` } });
     assert.equal(closed.status, 400, closed.text);
     assert.equal(closed.body.error.field, 'issuer');
-    assert.match(closed.body.error.message, /discovery document \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/openid-configuration\) could not be used: fetch failed: ECONNREFUSED/);
+    assert.match(closed.body.error.message, /^issuer http:\/\/127\.0\.0\.1:\d+ cannot be used: the discovery document \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/openid-configuration\) could not be reached \(ECONNREFUSED\)$/);
     idp.discoveryIssuer = 'https://elsewhere.example';
     try {
       const res = await s.request('PUT', path, { json: valid });
       assert.equal(res.status, 400, res.text);
       assert.equal(res.body.error.field, 'issuer');
-      assert.match(res.body.error.message, /discovered metadata issuer does not match the expected issuer/);
+      assert.match(res.body.error.message, /cannot be used: the discovery document \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/openid-configuration\): discovered metadata issuer does not match the expected issuer$/);
     } finally {
       delete idp.discoveryIssuer;
     }
@@ -138,7 +139,7 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     const down = await s.request('POST', `${bPath}/test`, { token: b.token });
     assert.equal(down.status, 200, down.text);
     assert.equal(down.body.ok, false);
-    assert.match(down.body.problems[0], /discovery .* failed: fetch failed: ECONNREFUSED/);
+    assert.match(down.body.problems[0], /^the discovery document \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/openid-configuration\) could not be reached \(ECONNREFUSED\)$/);
   });
 
   test('DELETE → 200; then GET → 404 and the domain is free for another organisation', async () => {

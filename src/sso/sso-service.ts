@@ -15,10 +15,14 @@ import { AppError, badRequest, conflict, forbidden, notFound } from '../errors/a
 import { checkSsoConfig, domainOf, type SsoConfigInput } from './sso-config.js';
 import { SsoStore, type StoredSsoConfig } from './sso-store.js';
 import type { SsoLoginsTable } from './tables.js';
+import type { GuardOptions } from '../outbound/guarded-agent.js';
+import type { ProviderClient } from './oidc.js';
+import { ProviderError } from './provider-error.js';
 
 /**
- * openid-client and the code speaking to providers, loaded at the first use of single sign-on: a
- * server none of whose organisations configures it never loads them (a faster start, a smaller heap).
+ * openid-client, undici and the code speaking to providers, loaded at the first use of single
+ * sign-on: a server none of whose organisations configures it never loads them (a faster start,
+ * a smaller heap).
  */
 let oidcModule: Promise<typeof import('./oidc.js')> | undefined;
 const oidc = () => (oidcModule ??= import('./oidc.js'));
@@ -67,6 +71,8 @@ export interface SsoDeps {
   dashboard: Pick<DashboardService, 'userByEmail'>;
   /** The address the provider sends browsers back to: OPS_PUBLIC_URL + /dashboard/sso/callback. */
   callbackUrl: () => string;
+  /** The outbound address policy every call to a provider goes through (OPS_OUTBOUND_ALLOW_PRIVATE). */
+  outbound: GuardOptions;
 }
 
 /** A sign-in refused at the callback: the message the sign-in page shows. */
@@ -79,6 +85,7 @@ export const signInRefused = (message: string): AppError => forbidden(`single si
 export class SsoService {
   readonly store: SsoStore;
   private readonly discovered = new Map<string, { key: string; at: number; config: Promise<client.Configuration> }>();
+  private providerCalls: Promise<ProviderClient> | undefined;
 
   constructor(private readonly deps: SsoDeps) {
     this.store = new SsoStore(deps.db);
@@ -86,6 +93,16 @@ export class SsoService {
 
   private now(): number {
     return this.deps.clock.now();
+  }
+
+  /** The calls to providers and their guarded dispatcher, made at the first use. */
+  private calls(): Promise<ProviderClient> {
+    return (this.providerCalls ??= oidc().then(({ providerClient }) => providerClient(this.deps.outbound)));
+  }
+
+  /** Closes the dispatcher's connections to providers, if any was made. */
+  async close(): Promise<void> {
+    if (this.providerCalls) await (await this.providerCalls).close();
   }
 
   view(row: StoredSsoConfig): SsoConfigView {
@@ -121,13 +138,17 @@ export class SsoService {
     if (secret === undefined) throw badRequest('client_secret is required when single sign-on is first configured', { field: 'client_secret' });
     const taken = await this.store.domainTakenElsewhere(orgId, checked.email_domains);
     if (taken) throw domainTaken(taken);
-    const { discover, missingForCodeFlow, describeProviderError } = await oidc();
+    const { missingForCodeFlow, describeProviderError, discoveryUrl } = await oidc();
+    const calls = await this.calls();
     try {
-      const config = await discover(checked.issuer, checked.client_id, secret);
+      // The provider's keys too: a provider whose ID tokens could not be verified is no use.
+      const config = await calls.discover(checked.issuer, checked.client_id, secret);
       const missing = missingForCodeFlow(config);
-      if (missing.length) throw new Error(`the discovery document lacks what the authorization code flow needs: ${missing.join(', ')}`);
+      if (missing.length) throw new ProviderError(`the discovery document (${discoveryUrl(checked.issuer)}) lacks what the authorization code flow needs: ${missing.join(', ')}`);
+      const jwksUri = config.serverMetadata().jwks_uri!;
+      if ((await calls.fetchKeys(jwksUri)).length === 0) throw new ProviderError(`the JWKS (${jwksUri}) publishes no keys: ID tokens could not be verified`);
     } catch (error) {
-      throw badRequest(`issuer ${checked.issuer}: its discovery document (${discoveryUrl(checked.issuer)}) could not be used: ${describeProviderError(error)}`, { field: 'issuer' });
+      throw badRequest(`issuer ${checked.issuer} cannot be used: ${describeProviderError(error)}`, { field: 'issuer' });
     }
     const now = iso(this.now());
     const row = {
@@ -163,12 +184,13 @@ export class SsoService {
   async test(orgId: string): Promise<SsoTestReport> {
     const row = await this.get(orgId);
     const report: SsoTestReport = { ok: false, issuer: row.issuer, authorization_endpoint: '', token_endpoint: '', jwks_uri: '', keys: [], id_token_signing_alg_values_supported: [], problems: [] };
-    const { discover, missingForCodeFlow, describeProviderError, fetchKeys } = await oidc();
+    const { missingForCodeFlow, describeProviderError } = await oidc();
+    const calls = await this.calls();
     let config: client.Configuration;
     try {
-      config = await discover(row.issuer, row.client_id, row.client_secret);
+      config = await calls.discover(row.issuer, row.client_id, row.client_secret);
     } catch (error) {
-      report.problems.push(`discovery (${discoveryUrl(row.issuer)}) failed: ${describeProviderError(error)}`);
+      report.problems.push(describeProviderError(error));
       return report;
     }
     const metadata = config.serverMetadata();
@@ -179,10 +201,10 @@ export class SsoService {
     report.problems.push(...missingForCodeFlow(config).map((m) => `the discovery document lacks ${m}`));
     if (metadata.jwks_uri) {
       try {
-        report.keys = await fetchKeys(metadata.jwks_uri);
-        if (report.keys.length === 0) report.problems.push(`${metadata.jwks_uri} publishes no keys: ID tokens could not be verified`);
+        report.keys = await calls.fetchKeys(metadata.jwks_uri);
+        if (report.keys.length === 0) report.problems.push(`the JWKS (${metadata.jwks_uri}) publishes no keys: ID tokens could not be verified`);
       } catch (error) {
-        report.problems.push(`the provider's keys could not be fetched: ${describeProviderError(error)}`);
+        report.problems.push(describeProviderError(error));
       }
     }
     report.ok = report.problems.length === 0;
@@ -194,7 +216,7 @@ export class SsoService {
     const key = `${row.updated_at}|${row.issuer}|${row.client_id}`;
     const cached = this.discovered.get(row.org_id);
     if (cached && cached.key === key && this.now() - cached.at < discoveryTtlMs) return cached.config;
-    const config = oidc().then(({ discover }) => discover(row.issuer, row.client_id, row.client_secret));
+    const config = this.calls().then((calls) => calls.discover(row.issuer, row.client_id, row.client_secret));
     this.discovered.set(row.org_id, { key, at: this.now(), config });
     config.catch(() => this.discovered.delete(row.org_id));
     return config;
@@ -317,7 +339,3 @@ export class SsoService {
 }
 
 const domainTaken = (domain: string) => conflict(`email_domains: ${domain} already signs in through another organisation's provider`, { field: 'email_domains' });
-
-function discoveryUrl(issuer: string): string {
-  return `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-}

@@ -51,7 +51,8 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
   }
 
   before(async () => {
-    s = await startTestServer();
+    // The provider is on loopback: private addresses are allowed (sso-outbound.test.ts refuses them).
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
     idp = await startTestIssuer();
     const put = await s.request('PUT', `/orgs/${s.tenants.a.orgId}/sso`, { json: config() });
     assert.equal(put.status, 200, put.text);

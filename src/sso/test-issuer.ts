@@ -31,6 +31,10 @@ export interface TestIssuer {
   spoil: Spoil;
   /** The issuer the discovery document names, when not its own (a misconfigured provider). */
   discoveryIssuer?: string;
+  /** Endpoints the discovery document names instead of its own (a provider pointing elsewhere). */
+  endpoints: { jwks_uri?: string; token_endpoint?: string };
+  /** Discovery answers 302 to this address instead of the document. */
+  discoveryRedirect?: string;
   /** Every token request's form fields (the test checks PKCE was sent). */
   tokenRequests: URLSearchParams[];
   close(): Promise<void>;
@@ -43,7 +47,8 @@ function sign(claims: Record<string, unknown>, key: crypto.KeyObject, kid: strin
   return `${input}.${b64url(crypto.sign('sha256', Buffer.from(input), key))}`;
 }
 
-export async function startTestIssuer(options: { clientId?: string; clientSecret?: string } = {}): Promise<TestIssuer> {
+/** `host: 'localhost'` names the issuer http://localhost:PORT (a test's stand-in for a public provider), else http://127.0.0.1:PORT. */
+export async function startTestIssuer(options: { clientId?: string; clientSecret?: string; host?: 'localhost' | '127.0.0.1' } = {}): Promise<TestIssuer> {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const foreign = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   const kid = 'k1';
@@ -54,6 +59,7 @@ export async function startTestIssuer(options: { clientId?: string; clientSecret
     clientSecret: options.clientSecret ?? 'ops-test-secret-0123456789',
     identity: { email: 'someone@studio.example', email_verified: true },
     spoil: {},
+    endpoints: {},
     tokenRequests: [],
     close: async () => {},
   };
@@ -64,11 +70,12 @@ export async function startTestIssuer(options: { clientId?: string; clientSecret
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', state.issuer);
     if (url.pathname === '/.well-known/openid-configuration') {
+      if (state.discoveryRedirect) return void res.writeHead(302, { location: state.discoveryRedirect }).end();
       return json(res, 200, {
         issuer: state.discoveryIssuer ?? state.issuer,
         authorization_endpoint: `${state.issuer}/authorize`,
-        token_endpoint: `${state.issuer}/token`,
-        jwks_uri: `${state.issuer}/jwks`,
+        token_endpoint: state.endpoints.token_endpoint ?? `${state.issuer}/token`,
+        jwks_uri: state.endpoints.jwks_uri ?? `${state.issuer}/jwks`,
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
@@ -122,7 +129,7 @@ export async function startTestIssuer(options: { clientId?: string; clientSecret
     json(res, 404, { error: 'not_found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.issuer = `http://${options.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   state.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return state;
 }

@@ -12,6 +12,7 @@ import type { Mode, Tenant } from '../tenancy/tenant.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
 import type { WorkerTimings } from '../notifications/delivery-worker.js';
 import type { MonitorsOptions } from '../monitors/capability.js';
+import type { SsoOptions } from '../sso/capability.js';
 
 /** One tenant of the matrix, with a token holding every scope. */
 export interface TestTenant extends Tenant {
@@ -68,6 +69,8 @@ export interface TestServerOptions {
   monitors?: MonitorsOptions;
   /** How long closing waits for answers in flight (default 10 s). */
   drainMs?: number;
+  /** Single sign-on: `publicHostsForTests`, names whose loopback providers count as public (src/outbound/guarded-agent.ts). */
+  sso?: SsoOptions;
   /**
    * Compile every route's schemas at start, as `opsctl serve` does. A test server otherwise
    * compiles each route's when it first runs (1.6 s of CPU less per start; src/http/validation.ts).
@@ -154,7 +157,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       done();
     },
   });
-  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications, monitors: options.monitors, drainMs: options.drainMs, compileSchemasOnFirstUse: !options.compileSchemasAtStart });
+  const server = await startServer(config, { clock, logger: { level: 'info', stream, redact: ['req.headers.authorization'] }, events: options.events, notifications: options.notifications, monitors: options.monitors, sso: options.sso, drainMs: options.drainMs, compileSchemasOnFirstUse: !options.compileSchemasAtStart });
   const { ctx } = server;
 
   const token = async (tenant: Tenant, scopes: Scope[] | 'all', opts: { mode?: Mode; expiresAt?: string } = {}) => {

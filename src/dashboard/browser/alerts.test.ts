@@ -41,7 +41,7 @@ describe('dashboard Alerts pages in Chromium', needs(noBrowser), () => {
   const receivers: Receiver[] = [];
   before(async () => {
     // Channels may point at the loopback receiver; the evaluator ticks only when the test says.
-    d = await startDashboard({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
+    d = await startDashboard({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' }, monitors: { tickMs: 3_600_000 } });
     target = { org_id: d.s.tenants.a.orgId, project_id: d.s.tenants.a.projectId };
   });
   after(async () => {

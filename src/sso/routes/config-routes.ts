@@ -38,7 +38,7 @@ export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
         tags,
         operationId: 'putSso',
         summary: "Configure the organisation's single sign-on (OpenID Connect); Owner only",
-        description: "The issuer's discovery document is fetched and checked before anything is saved (400 naming `issuer` with what failed). An e-mail domain another organisation holds → 409.",
+        description: "The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). An e-mail domain another organisation holds → 409.",
         params: OrgParams,
         body: PutSsoBody,
         response: { 200: Type.Ref(SsoConfigSchema) },

@@ -964,7 +964,7 @@ export interface paths {
         get: operations["getSso"];
         /**
          * Configure the organisation's single sign-on (OpenID Connect); Owner only
-         * @description The issuer's discovery document is fetched and checked before anything is saved (400 naming `issuer` with what failed). An e-mail domain another organisation holds → 409.
+         * @description The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). An e-mail domain another organisation holds → 409.
          *
          *     Requires scope `members:write`.
          */

@@ -17,6 +17,16 @@ for (const address of allowed) {
   test(`${address} is allowed`, () => assert.equal(forbiddenAddress(address), undefined));
 }
 
+test('a refusal names the kind of address, and the metadata services as such', () => {
+  assert.equal(forbiddenAddress('127.0.0.1'), '127.0.0.1 is a loopback address');
+  assert.equal(forbiddenAddress('10.1.2.3'), '10.1.2.3 is a private address');
+  assert.equal(forbiddenAddress('169.254.169.254'), '169.254.169.254 is a link-local address (cloud metadata)');
+  assert.equal(forbiddenAddress('[fd00:ec2::254]'), 'fd00:ec2::254 is a private address (cloud metadata)');
+  assert.equal(forbiddenAddress('0.0.0.0'), '0.0.0.0 is an unspecified address');
+  assert.equal(forbiddenAddress('100.100.100.200'), '100.100.100.200 is a shared (CGNAT) address (cloud metadata)');
+  assert.equal(forbiddenAddress('::ffff:a9fe:a9fe'), '::ffff:a9fe:a9fe carries 169.254.169.254: 169.254.169.254 is a link-local address (cloud metadata)');
+});
+
 test('a name is not an address (the caller resolves it first)', () => {
   assert.ok(forbiddenAddress('localhost'));
 });
