@@ -73,7 +73,7 @@ describe('notification delivery (real receivers on 127.0.0.1)', () => {
     assert.equal(list.length, 1);
     assert.equal(list[0]!.state, 'delivered');
     assert.deepEqual(list[0]!.attempts.map((a: { status: number }) => a.status), [503, 200]);
-    assert.match(list[0]!.attempts[0].error, /HTTP 503: busy/);
+    assert.equal(list[0]!.attempts[0].error, 'HTTP 503 Service Unavailable', "the status in words, nothing of the receiver's answer");
     assert.equal(list[0]!.attempt_count, 2);
   });
 
@@ -84,7 +84,7 @@ describe('notification delivery (real receivers on 127.0.0.1)', () => {
     const [listed] = await settled(hook.id);
     assert.equal(listed!.state, 'failed');
     assert.equal(listed!.attempts.length, 1);
-    assert.match(listed!.last_error, /HTTP 404/);
+    assert.equal(listed!.last_error, 'HTTP 404 Not Found');
     await new Promise((resolve) => setTimeout(resolve, 700));
     assert.equal(r.received.length, 1, 'never retried');
   });
