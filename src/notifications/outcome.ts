@@ -54,7 +54,7 @@ export function outcomeOf(row: Pick<NotificationsTable, 'attempts' | 'give_up_at
   const asked = answer.status === null ? undefined : askedWaitMs(answer, now);
   const pause = answer.status === 429 ? asked : rateLimitPauseMs(answer.headers);
   const channelNotBefore = pause !== undefined ? iso(now + pause) : undefined;
-  const error = answer.error ?? (verdict === 'delivered' ? null : describeAnswer(answer.status, answer.body));
+  const error = answer.error ?? (verdict === 'delivered' ? null : answer.status === null ? 'no answer' : describeAnswer(answer.status, answer.body));
   if (attempt.error === null && error !== null) attempt.error = error;
   const finished = (state: 'delivered' | 'failed', lastError: string | null): AttemptRecord => ({
     attempt,
