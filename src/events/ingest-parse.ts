@@ -567,7 +567,7 @@ export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, si
  * object with what the route knows besides (EventContext), or a line that is not a JSON object.
  */
 export interface MappedEvent extends EventContext {
-  /** The line's or document's JSON object (normalise takes it apart); undefined for a line that is not one. */
+  /** The line's or document's JSON object; undefined for a line that is not one, and once normaliseMapped has read it. */
   object: Record<string, unknown> | undefined;
   /** A line that is not a JSON object: the event's message (else undefined). */
   line: string | undefined;
@@ -607,9 +607,13 @@ export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults
       failures.push(tooLargeFailure(index));
       continue;
     }
-    if (item.object !== undefined) {
+    const object = item.object;
+    if (object !== undefined) {
+      // Released here: the routes hold their items until the events are durable, and the parsed
+      // objects (the payload has what it needs of them) would outlive young-generation GC.
+      item.object = undefined;
       try {
-        events.push(normalise(item.object, item.bytes, d, item));
+        events.push(normalise(object, item.bytes, d, item));
       } catch (error) {
         fail(failures, index, error);
       }

@@ -113,6 +113,8 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       items.forEach((item, i) => {
         if (item.error || !item.document) return;
         shipped.push(toShippedEvent(item.index, item.id, item.document, item.bytes));
+        // The answer needs the item but not its document (kept, it would outlive the durability wait).
+        item.document = undefined;
         positions.push(i);
       });
       const keyed = idempotencyOf(request);
