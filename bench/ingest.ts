@@ -9,8 +9,10 @@
 // why it was skipped): the same figures, plus the rate of loading into ClickHouse (count() every
 // second until every acknowledged event is visible), and both side by side.
 //
-// Between the two: the shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON on one
-// server, alternating rounds (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out); and 8 hot
+// Between the two: the shipper routes (Loki JSON, Loki protobuf, Elasticsearch bulk) carrying the
+// same events beside native NDJSON on one server, alternating rounds, each route's events/s and
+// its ratio to native's printed (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out,
+// BENCH_ROUTES_ONLY=1 runs only them, BENCH_ROUTE_SECONDS / BENCH_ROUTE_ROUNDS size them); and 8 hot
 // payload keys against none on another (bench/ingest-hot.ts; BENCH_HOT=0 leaves it out,
 // BENCH_HOT_ONLY=1 runs only it).
 import fs from 'node:fs';
@@ -619,7 +621,7 @@ async function onFreshServer(run: (apiUrl: string, pid: number, token: string) =
     fs.rmSync(prepared.dataDir, { recursive: true, force: true });
   }
 }
-// The shipper routes (Loki JSON, Elasticsearch bulk) beside native NDJSON (issue #29).
+// The shipper routes (Loki JSON, Loki protobuf, Elasticsearch bulk) beside native NDJSON (issue #29).
 if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
   await onFreshServer((apiUrl, pid, token) =>
     benchRoutes(apiUrl, pid, token, shapes[0]!.bodies, {

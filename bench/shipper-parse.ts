@@ -55,8 +55,8 @@ function normaliseShipped(items: ShippedEvent[]): NewEvent[] {
 
 const cases: Array<{ name: string; bodies: Buffer[]; run: (body: Buffer) => number }> = [
   { name: 'native NDJSON', bodies: routes.native, run: (body) => stored(parseNdjson(body, defaults).events) },
-  // The control: native NDJSON of the events as the Loki route stores them (the larger payload's own cost).
-  { name: "native, Loki's payload", bodies: routes.storedShape, run: (body) => stored(parseNdjson(body, defaults).events) },
+  // The control: native NDJSON of the events as the Loki routes store them (the labels' own cost).
+  { name: "native, Loki's labels", bodies: routes.storedShape, run: (body) => stored(parseNdjson(body, defaults).events) },
   { name: 'Loki JSON', bodies: routes.loki, run: (body) => normaliseShipped(toShippedEvents(decodeJsonPush(body))).length },
   { name: 'Loki protobuf', bodies: routes.lokiProtobuf, run: (body) => normaliseShipped(toShippedEvents(decodeProtobufPush(body))).length },
   {

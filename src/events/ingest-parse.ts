@@ -35,24 +35,31 @@ export interface IngestDefaults {
   overflowFrom: string | undefined;
 }
 
-const severityNames: Record<string, number> = {
-  debug: 0, trace: 0,
-  info: 1, information: 1, informational: 1,
-  warn: 2, warning: 2,
-  error: 3, err: 3,
-  fatal: 4, critical: 4, crit: 4, panic: 4, emergency: 4, emerg: 4,
-};
+/**
+ * Severity names any ingest reads (DECISIONS §9's, and §21's syslog names `notice` and `alert`
+ * with winston's `http`, `verbose` and `silly`): one table for native ingest, OTLP and the shipper
+ * routes, since an event's fields are mapped by one function whichever route it came by. A Map,
+ * not an object: `constructor` must not find Object's.
+ */
+const severityNames = new Map<string, number>(
+  Object.entries({
+    debug: 0, trace: 0, verbose: 0, silly: 0,
+    info: 1, information: 1, informational: 1, notice: 1, http: 1,
+    warn: 2, warning: 2,
+    error: 3, err: 3,
+    fatal: 4, critical: 4, crit: 4, panic: 4, emergency: 4, emerg: 4, alert: 4,
+  }),
+);
 const otelText = /^(trace|debug|info|warn|error|fatal)[1-4]$/;
 
-/** A severity as sent → its index; undefined = absent (use the default); -1 = invalid. */
+/** A severity as sent under `severity` → its index; undefined = absent (use the default); -1 = invalid. Numbers are OpenTelemetry's. */
 export function parseSeverity(value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') {
-    const lower = value.toLowerCase();
-    const known = severityNames[lower];
+    const known = severityNames.get(value) ?? severityNames.get(value.toLowerCase());
     if (known !== undefined) return known;
-    const otel = otelText.exec(lower);
-    return otel ? severityNames[otel[1]!]! : -1;
+    const otel = otelText.exec(value.toLowerCase());
+    return otel ? severityNames.get(otel[1]!)! : -1;
   }
   if (typeof value === 'number' && Number.isInteger(value)) {
     // OpenTelemetry SeverityNumber: 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20 ERROR, 21-24 FATAL; 0 unspecified.
@@ -60,6 +67,28 @@ export function parseSeverity(value: unknown): number | undefined {
     if (value >= 1 && value <= 24) return Math.max(0, Math.ceil(value / 4) - 2);
   }
   return -1;
+}
+
+/**
+ * A level as sent under an alias of severity (`level`, `log.level`) or in a Loki label → its
+ * index; undefined when it is not one we know (the value then stays in the payload: these
+ * names are others' too, and a log line is never refused for its level). Names as
+ * parseSeverity's; numbers are pino's and bunyan's levels (10 trace, 20 debug, 30 info, 40 warn,
+ * 50 error, 60 fatal; a custom level in between counts as the one below, 70 and up fatal), the
+ * programs that write a numeric `level`.
+ */
+export function levelSeverity(value: unknown): number | undefined {
+  if (typeof value === 'number') {
+    if (!(value >= 10)) return undefined; // NaN too
+    if (value < 30) return 0;
+    if (value < 40) return 1;
+    if (value < 50) return 2;
+    if (value < 60) return 3;
+    return value === Infinity ? undefined : 4;
+  }
+  if (typeof value !== 'string') return undefined;
+  const index = parseSeverity(value)!;
+  return index < 0 ? undefined : index;
 }
 
 const isoPattern = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
@@ -220,19 +249,73 @@ function shapeError(result: number, subject = 'payload'): EventError {
     : new EventError(`the ${subject} has more than ${payloadLimits.keys} keys (counting the keys of nested objects); at most ${payloadLimits.keys} are accepted`);
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether an object has a key of its own that JSON writes (a `__proto__` assigned is not one). */
+function anyKey(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
 /**
- * Validates and normalises one event. `bytes` is its size as sent, or -1 to measure it here
- * (an element of a JSON array) once its shape is known to be safe to serialise.
+ * What a shipper route knows of an event besides its JSON object (DECISIONS §21): each is used
+ * only where the object says nothing, so the same object stores the same row on every route.
  */
-function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
+export interface EventContext {
+  /** The ts when the object has none (a Loki entry's timestamp), epoch ms. */
+  ts: number | undefined;
+  /** The severity index when the object has none (a Loki stream's level label). */
+  severity: number | undefined;
+  /** The client event id, a lower-case UUID, when the object has no `event_id` (a bulk `_id`'s). */
+  eventId: string | undefined;
+  /** `payload.labels`, over the object's own key of that name (Loki's stream labels and structured metadata). */
+  labels: Record<string, string> | undefined;
+}
+
+/**
+ * The mapping of one event object to its columns and payload, the same for native ingest (an
+ * NDJSON line, an element of a JSON array), OTLP's records and the shipper routes' JSON lines and
+ * documents (docs/shippers.md, "Mapping"): `ts`, `severity`, `event`, `actor`, `source`,
+ * `message`, `event_id` and `payload` by their own names, checked as DECISIONS §9 says (a value
+ * of the wrong kind refuses the event); where a field's own key is absent, its aliases, in this
+ * order, the first whose value the field takes (else they are payload keys like any other):
+ * ts ← `@timestamp`, `timestamp`, `time` (ISO 8601 or epoch ms); severity ← `level`,
+ * `log.level`, `log: {level}` (levelSeverity; the nested one leaves the rest of `log` in the
+ * payload); message ← `msg` (a string). Every other top-level key moves into the payload, under
+ * the keys of `payload`. `bytes` is the event's size as sent, or -1 to measure it here (an
+ * element of a JSON array) once its shape is known to be safe to serialise.
+ */
+function normalise(value: unknown, bytes: number, d: IngestDefaults, context?: EventContext): NewEvent {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new EventError('an event must be a JSON object');
   const e = value as Record<string, unknown>;
+  // The aliases a field's own key leaves to be read (named loads: few events have them).
+  let tsKey: string | undefined;
+  let aliasTs: number | undefined;
+  if (e.ts === undefined || e.ts === null) {
+    if ((aliasTs = aliasTime(e['@timestamp'])) !== undefined) tsKey = '@timestamp';
+    else if ((aliasTs = aliasTime(e.timestamp)) !== undefined) tsKey = 'timestamp';
+    else if ((aliasTs = aliasTime(e.time)) !== undefined) tsKey = 'time';
+  }
+  let levelKey: string | undefined;
+  let aliasSeverity: number | undefined;
+  let logRest: Record<string, unknown> | undefined;
+  if (e.severity === undefined || e.severity === null) {
+    if ((aliasSeverity = levelSeverity(e.level)) !== undefined) levelKey = 'level';
+    else if ((aliasSeverity = levelSeverity(e['log.level'])) !== undefined) levelKey = 'log.level';
+    else if (isObject(e.log) && (aliasSeverity = levelSeverity(e.log.level)) !== undefined) {
+      levelKey = 'log';
+      // The rest of ECS's `log` (logger, origin…) stays; copied as own keys, `__proto__` too.
+      const { level: _level, ...rest } = e.log;
+      if (anyKey(rest)) logRest = rest;
+    }
+  }
+  const msgKey = (e.message === undefined || e.message === null) && typeof e.msg === 'string' ? 'msg' : undefined;
   let extras: Record<string, unknown> | undefined;
-  // The payload's bounds, in the same pass: top-level keys other than the canonical fields
-  // are payload keys (their values at level 2).
+  // The payload's bounds, in the same pass: top-level keys other than the fields and the
+  // aliases taken are payload keys (their values at level 2).
   let keys = 0;
   for (const key in e) {
-    const v = e[key];
+    let v = e[key];
     switch (key) {
       case 'payload':
         if (typeof v === 'object' && v !== null) keys = measure(v, 1, keys);
@@ -242,10 +325,20 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
         if (typeof v === 'object' && v !== null) throw new EventError(notScalarMessage(key));
         break;
       default:
+        if (key === tsKey || key === levelKey || key === msgKey) {
+          if (key !== 'log' || logRest === undefined) continue;
+          v = logRest;
+        }
         (extras ??= {})[key] = v;
         if (++keys > payloadLimits.keys) keys = tooWide;
         else if (typeof v === 'object' && v !== null) keys = measure(v, 2, keys);
     }
+    if (keys < 0) throw shapeError(keys);
+  }
+  const labels = context?.labels;
+  if (labels !== undefined) {
+    keys = measure(labels, 2, keys + 1);
+    if (keys > payloadLimits.keys) keys = tooWide;
     if (keys < 0) throw shapeError(keys);
   }
   if (bytes < 0) {
@@ -265,16 +358,20 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
     throw new EventError('payload must be a JSON object');
   }
   let eventId: string;
-  const clientEventId = e.event_id !== undefined && e.event_id !== null;
+  let clientEventId = e.event_id !== undefined && e.event_id !== null;
   if (clientEventId) {
     if (typeof e.event_id !== 'string' || !isUuidAnyCase(e.event_id)) throw new EventError('event_id must be a UUID');
     eventId = e.event_id.toLowerCase();
+  } else if (context?.eventId !== undefined) {
+    eventId = context.eventId;
+    clientEventId = true;
   } else {
     eventId = newEventId();
   }
   let payloadObject: Record<string, unknown>;
-  if (extras || d.overflowFrom !== undefined) {
+  if (extras || labels !== undefined || d.overflowFrom !== undefined) {
     payloadObject = { ...extras, ...(payload as Record<string, unknown> | undefined) };
+    if (labels !== undefined) payloadObject.labels = labels;
     if (d.overflowFrom !== undefined) payloadObject._dataset = d.overflowFrom;
   } else {
     payloadObject = (payload as Record<string, unknown> | undefined) ?? emptyPayload;
@@ -285,16 +382,23 @@ function normalise(value: unknown, bytes: number, d: IngestDefaults): NewEvent {
     datasetId: d.datasetId,
     eventId,
     clientEventId,
-    ts: ts ?? d.now,
-    severity: severity ?? d.defaultSeverity,
+    ts: ts ?? aliasTs ?? context?.ts ?? d.now,
+    severity: severity ?? aliasSeverity ?? context?.severity ?? d.defaultSeverity,
     bytesRaw: bytes,
     event: (e.event as string | null | undefined) ?? '',
     actor: (e.actor as string | null | undefined) ?? null,
     source: (e.source as string | null | undefined) ?? null,
-    message: (e.message as string | null | undefined) ?? '',
+    message: (e.message as string | null | undefined) ?? (msgKey ? (e.msg as string) : ''),
     payload: payloadText,
     [parsedPayload]: payloadText === written ? payloadObject : undefined,
   };
+}
+
+/** An alias of ts: its epoch ms when it holds a ts (parseTs's), else undefined (it stays in the payload). */
+function aliasTime(value: unknown): number | undefined {
+  if (value === undefined || value === null || (typeof value !== 'string' && typeof value !== 'number')) return undefined;
+  const ts = parseTs(value);
+  return ts === undefined || Number.isNaN(ts) ? undefined : ts;
 }
 
 const emptyPayload: Record<string, unknown> = Object.freeze({});
@@ -459,46 +563,40 @@ export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, si
 }
 
 /**
- * An event a shipper route has mapped (src/shippers): what normalise would read from the object
- * `{ts, severity, message, payload, event_id: eventId}`, without building that object.
+ * A log line or document a shipper route has read (src/shippers), for normaliseMapped: its JSON
+ * object with what the route knows besides (EventContext), or a line that is not a JSON object.
  */
-export interface MappedEvent {
-  /** As sent (a bulk document's `@timestamp` may be any JSON value) or epoch ms; undefined when absent. */
-  ts: unknown;
-  /** A severity name (shipperSeverity's), or undefined for the dataset's default. */
-  severity: string | undefined;
-  message: string | undefined;
-  payload: Record<string, unknown>;
-  /** The client event id, a lower-case UUID (a bulk `_id`'s), or undefined. */
-  eventId: string | undefined;
-  /** Its size as sent (the line, the document), in bytes. */
+export interface MappedEvent extends EventContext {
+  /** The line's or document's JSON object; undefined for a line that is not one, and once normaliseMapped has read it. */
+  object: Record<string, unknown> | undefined;
+  /** A line that is not a JSON object: the event's message (else undefined). */
+  line: string | undefined;
+  /** Its size as sent (the line, the document), in bytes: bytes_raw, and what the 256 KB bound measures. */
   bytes: number;
   /**
-   * `JSON.stringify(payload)` when the mapping already has it (a Loki stream's plain-text lines
-   * share one: `{"labels":{…}}`), else undefined.
+   * The payload of a line that is not a JSON object, `{labels}` or `{}`, with its JSON: a Loki
+   * stream's plain-text lines (what Promtail and Alloy send tailing a file) share one, written
+   * once per stream instead of once per line. Undefined for a JSON object.
    */
-  payloadText: string | undefined;
+  plain: PlainPayload | undefined;
 }
 
-/** severities' index of a name mapping gave; parseSeverity for anything else (the same answer, without lower-casing). */
-function mappedSeverity(name: string | undefined): number | undefined {
-  switch (name) {
-    case undefined: return undefined;
-    case 'debug': return 0;
-    case 'info': return 1;
-    case 'warn': return 2;
-    case 'error': return 3;
-    case 'fatal': return 4;
-    default: return parseSeverity(name);
-  }
+export interface PlainPayload {
+  /** Read only (match monitors read it as the parsed payload). */
+  object: Record<string, unknown>;
+  text: string;
+}
+
+/** The plain payload of lines with these labels (or none). */
+export function plainPayload(labels: Record<string, string> | undefined): PlainPayload {
+  return labels === undefined ? { object: emptyPayload, text: '{}' } : { object: Object.freeze({ labels }), text: JSON.stringify({ labels }) };
 }
 
 /**
- * normaliseEvents for mapped events: each event is what normalise makes of
- * `{ts, severity, message, payload, event_id}` (same checks in the same order, same errors, the
- * same record), without the object, its keys' walk, and the checks the mapping's types already
- * settle (message a string, payload an object, event_id a UUID). Held to normaliseEvents by a
- * property test (src/shippers/mapped.test.ts).
+ * The shipper routes' items, each failing alone by its index: a JSON object is normalised as
+ * native ingest normalises an event (normalise, with the item's context); a line that is not
+ * one is the message, with the context's ts, severity and labels. Held to native ingest by
+ * property tests (src/shippers/mapped.test.ts).
  */
 export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults): ParsedIngest {
   const events: NewEvent[] = [];
@@ -509,53 +607,48 @@ export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults
       failures.push(tooLargeFailure(index));
       continue;
     }
-    // normalise's order: ts (a structure) before the payload's bounds, then ts's value, then severity.
-    const rawTs = item.ts;
-    if (typeof rawTs === 'object' && rawTs !== null) {
-      failures.push({ index, error: { code: 'bad_request', message: notScalarMessage('ts') } });
+    const object = item.object;
+    if (object !== undefined) {
+      // Released here: the routes hold their items until the events are durable, and the parsed
+      // objects (the payload has what it needs of them) would outlive young-generation GC.
+      item.object = undefined;
+      try {
+        events.push(normalise(object, item.bytes, d, item));
+      } catch (error) {
+        fail(failures, index, error);
+      }
       continue;
     }
-    const keys = measure(item.payload, 1, 0);
-    if (keys < 0) {
-      failures.push({ index, error: { code: 'bad_request', message: shapeError(keys).message } });
-      continue;
-    }
-    const ts = typeof rawTs === 'number' && rawTs >= 0 && rawTs <= maxTs ? Math.floor(rawTs) : parseTs(rawTs);
-    if (Number.isNaN(ts)) {
-      failures.push({ index, error: { code: 'bad_request', message: notScalarMessage('ts') } });
-      continue;
-    }
-    const severity = mappedSeverity(item.severity);
-    if (severity === -1) {
-      failures.push({ index, error: { code: 'bad_request', message: `unknown severity ${JSON.stringify(item.severity)}; ${severityHint}` } });
-      continue;
-    }
-    let payloadObject = item.payload;
-    let written = item.payloadText;
-    if (d.overflowFrom !== undefined) {
-      payloadObject = { ...payloadObject };
-      payloadObject._dataset = d.overflowFrom;
-      written = undefined;
-    }
-    written ??= JSON.stringify(payloadObject);
-    const payloadText = withoutLoneSurrogates(written);
-    const clientEventId = item.eventId !== undefined;
-    events.push({
-      datasetId: d.datasetId,
-      eventId: clientEventId ? item.eventId! : newEventId(),
-      clientEventId,
-      ts: ts ?? d.now,
-      severity: severity ?? d.defaultSeverity,
-      bytesRaw: item.bytes,
-      event: '',
-      actor: null,
-      source: null,
-      message: item.message ?? '',
-      payload: payloadText,
-      [parsedPayload]: payloadText === written ? payloadObject : undefined,
-    });
+    events.push(plainEvent(item, d));
   }
   return { events, failures };
+}
+
+/** A line that is not a JSON object: the message, the context's ts and severity, `{labels}` as the payload. */
+function plainEvent(item: MappedEvent, d: IngestDefaults): NewEvent {
+  const plain = item.plain ?? plainPayload(item.labels);
+  let payloadObject = plain.object;
+  let written = plain.text;
+  if (d.overflowFrom !== undefined) {
+    payloadObject = { ...payloadObject, _dataset: d.overflowFrom };
+    written = JSON.stringify(payloadObject);
+  }
+  const payloadText = withoutLoneSurrogates(written);
+  const clientEventId = item.eventId !== undefined;
+  return {
+    datasetId: d.datasetId,
+    eventId: clientEventId ? item.eventId! : newEventId(),
+    clientEventId,
+    ts: item.ts ?? d.now,
+    severity: item.severity ?? d.defaultSeverity,
+    bytesRaw: item.bytes,
+    event: '',
+    actor: null,
+    source: null,
+    message: item.line ?? '',
+    payload: payloadText,
+    [parsedPayload]: payloadText === written ? payloadObject : undefined,
+  };
 }
 
 export type BodyFormat = 'json' | 'ndjson';

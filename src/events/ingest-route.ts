@@ -25,7 +25,7 @@ const IngestEvent = Type.Object(
     ts: Type.Optional(Type.Union([Type.String({ description: 'ISO 8601 date-time' }), Type.Integer({ minimum: 0, description: 'epoch milliseconds' })], { description: 'Default: now.' })),
     severity: Type.Optional(
       Type.Union([Type.String({ examples: ['info'] }), Type.Integer({ minimum: 0, maximum: 24 })], {
-        description: 'debug, info, warn, error, fatal (any case), an alias (warning, critical…) or an OpenTelemetry severity number. Default: default_severity of the dataset.',
+        description: 'debug, info, warn, error, fatal (any case), an alias (warning, critical, notice…) or an OpenTelemetry severity number. Default: default_severity of the dataset.',
       }),
     ),
     event: Type.Optional(Type.String()),
@@ -35,7 +35,13 @@ const IngestEvent = Type.Object(
     payload: Type.Optional(Type.Object({}, { additionalProperties: true })),
     event_id: Type.Optional(Type.String({ format: 'uuid', description: 'A retried event with the same id is stored once.' })),
   },
-  { additionalProperties: true, description: 'An event. Other top-level keys move into payload.' },
+  {
+    additionalProperties: true,
+    description:
+      'An event. Where ts, severity or message is absent, an alias holding a value it takes is read instead (ts ← @timestamp, timestamp, time; ' +
+      'severity ← level, log.level, log.level nested in log, with pino and bunyan numeric levels; message ← msg). Other top-level keys move into payload. ' +
+      'See docs/shippers.md, "Mapping".',
+  },
 );
 
 /** POST /datasets/{name}/ingest (DECISIONS §9), in its own scope for its raw body parser. */

@@ -2,16 +2,15 @@ import type { AppContext } from '../app/context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { AppError } from '../errors/app-error.js';
 import { datasetNamePattern, type IngestTarget } from '../events/dataset-service.js';
-import { normaliseMapped, type MappedEvent } from '../events/ingest-parse.js';
+import { normaliseMapped, type MappedEvent, type PlainPayload } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { storeToTargets, type TargetOf } from '../events/store-events.js';
 import { severities } from '../engine/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
 
 /**
- * One log line or document, mapped to what native ingest reads from an event object (DECISIONS
- * §9), and the dataset it goes to. `bytes` (its size as sent) is bytes_raw and what the 256 KB
- * bound measures.
+ * One log line or document, read into what native ingest's mapping takes (MappedEvent: the JSON
+ * object and what the route knows besides, DECISIONS §21), and the dataset it goes to.
  */
 export interface ShippedEvent extends MappedEvent {
   dataset: string;
@@ -20,15 +19,16 @@ export interface ShippedEvent extends MappedEvent {
 /** A ShippedEvent, built in one place so that every route's have one shape (one hidden class for normaliseMapped). */
 export function shippedEvent(
   dataset: string,
-  ts: unknown,
-  severity: string | undefined,
-  message: string | undefined,
-  payload: Record<string, unknown>,
+  object: Record<string, unknown> | undefined,
+  line: string | undefined,
+  ts: number | undefined,
+  severity: number | undefined,
   eventId: string | undefined,
+  labels: Record<string, string> | undefined,
   bytes: number,
-  payloadText: string | undefined,
+  plain: PlainPayload | undefined,
 ): ShippedEvent {
-  return { ts, severity, message, payload, eventId, bytes, payloadText, dataset };
+  return { object, line, ts, severity, eventId, labels, bytes, plain, dataset };
 }
 
 /** Why one item was not stored, in our vocabulary; each protocol words it its own way. */

@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatLabels, LabelSyntaxError, parseLabels } from './loki/labels.js';
-import { shipperSeverity } from './severity.js';
+import { levelSeverity } from '../events/ingest-parse.js';
+import { severities } from '../engine/event-record.js';
 import { snappyLength } from './loki/decode.js';
 import { eventIdOf } from './elastic/mapping.js';
 import { tokenOf } from '../auth/credentials.js';
@@ -50,13 +51,16 @@ describe('Prometheus label syntax (Loki stream labels)', () => {
   }
 });
 
-describe('severity as shippers send it', () => {
+describe('a level under an alias of severity or in a Loki label (pino and bunyan numbers, syslog and winston names)', () => {
   for (const [value, expected] of [
     [10, 'debug'], [20, 'debug'], [30, 'info'], [35, 'info'], [40, 'warn'], [50, 'error'], [60, 'fatal'], [70, 'fatal'],
     ['notice', 'info'], ['alert', 'fatal'], ['emerg', 'fatal'], ['WARNING', 'warn'], ['critical', 'fatal'], ['verbose', 'debug'], ['silly', 'debug'], ['http', 'info'],
-    [5, undefined], ['loud', undefined], [null, undefined], [{}, undefined],
+    [5, undefined], [9.99, undefined], [Number.NaN, undefined], [Infinity, undefined], ['loud', undefined], ['30', undefined], ['constructor', undefined], [null, undefined], [{}, undefined], [true, undefined],
   ] as const) {
-    test(`${JSON.stringify(value)} → ${String(expected)}`, () => assert.equal(shipperSeverity(value), expected));
+    test(`${JSON.stringify(value)} → ${String(expected)}`, () => {
+      const index = levelSeverity(value);
+      assert.equal(index === undefined ? undefined : severities[index], expected);
+    });
   }
 });
 

@@ -16,7 +16,7 @@ describe('/v1/elastic: the bulk API, bad input and the start-up calls', () => {
   const bulk = (body: string | Buffer, path = '/elastic/_bulk', headers: Record<string, string> = {}, token?: string | null) =>
     s.request('POST', path, { body: typeof body === 'string' ? Buffer.from(body) : body, headers: { 'content-type': 'application/x-ndjson', ...headers }, token });
 
-  test('one bad item fails alone with the Elasticsearch error shape; the others land (malformed lines, unknown and unsupported actions, no index, a bad index name, a bad timestamp)', async () => {
+  test('one bad item fails alone with the Elasticsearch error shape; the others land (malformed lines, unknown and unsupported actions, no index, a bad index name, a bad ts)', async () => {
     const r = await bulk(
       ndjson(
         { index: { _index: 'items' } }, { message: 'first', level: 'warn' },
@@ -27,7 +27,7 @@ describe('/v1/elastic: the bulk API, bad input and the start-up calls', () => {
         { delete: { _index: 'items', _id: '1' } },
         { index: {} }, { message: 'no index' },
         { index: { _index: 'Bad.Index' } }, { message: 'bad name' },
-        { create: { _index: 'items' } }, { message: 'bad ts', '@timestamp': 'yesterday' },
+        { create: { _index: 'items' } }, { message: 'bad ts', ts: 'yesterday' },
         { create: { _index: 'items', _id: 'last' } }, { message: 'last', '@timestamp': '2026-11-21T17:19:00.123456Z', log: { level: 'error', logger: 'x' } },
       ),
     );

@@ -91,8 +91,9 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
         summary: "Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send",
         description:
           'NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset ' +
-          '(the URL\'s `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, ' +
-          '`message`/`msg` → message, the rest → payload; `_id` is the event\'s client id, so a retried bulk is stored once. A bad line, ' +
+          '(the URL\'s `{index}` when the action names none); the document is mapped as native ingest maps an NDJSON line (ts, severity, ' +
+          'event, actor, source, message, event_id and their aliases such as `@timestamp`, `log.level`, `msg` to the event, the rest to the ' +
+          'payload); `_id` is the event\'s client id where the document has no event_id, so a retried bulk is stored once. A bad line, ' +
           'an unknown action or a document that breaks a limit fails as its own item (Elasticsearch\'s error shape); the others are stored. ' +
           'Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.',
         unvalidated: {
@@ -112,6 +113,8 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       items.forEach((item, i) => {
         if (item.error || !item.document) return;
         shipped.push(toShippedEvent(item.index, item.id, item.document, item.bytes));
+        // The answer needs the item but not its document (kept, it would outlive the durability wait).
+        item.document = undefined;
         positions.push(i);
       });
       const keyed = idempotencyOf(request);

@@ -29,12 +29,16 @@ const tooManyEntries = () => new PushTooLarge(`a push may carry at most ${ingest
 export function nanosToMs(value: unknown): number {
   const text = typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : value;
   if (typeof text !== 'string' || text.length < 1 || text.length > 19) return NaN;
-  // Digits only (a loop: a regular expression per line cost more than the rest of the check).
+  // Digits only, the milliseconds summed on the way (at most 13 digits: exact in a double), in
+  // one loop: a regular expression, or Number() of a slice, per line cost more than the rest.
+  const msDigits = text.length - 6;
+  let ms = 0;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return NaN;
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return NaN;
+    if (i < msDigits) ms = ms * 10 + c;
   }
-  return text.length <= 6 ? 0 : Number(text.slice(0, -6));
+  return ms;
 }
 
 /** An entry's structured metadata when it has none: one object for all (the mapping only reads it, and skips it by identity). */

@@ -1,5 +1,5 @@
+import { ingestLimits, levelSeverity, plainPayload, type PlainPayload } from '../../events/ingest-parse.js';
 import { shippedEvent, type ShippedEvent } from '../store-shipped.js';
-import { shipperSeverity } from '../severity.js';
 import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 
 /** The stream labels that name the dataset, first found wins (DECISIONS §21); else `loki`. */
@@ -15,9 +15,16 @@ export function streamDataset(labels: Record<string, string>): { dataset: string
   return { dataset: 'loki', label: undefined };
 }
 
-/** A line that is a JSON object → that object; anything else → undefined (the line is plain text). */
+/**
+ * A line that is a JSON object → that object; anything else → undefined (the line is plain
+ * text). JSON.parse is tried only on a line whose first character after white space is `{`: a
+ * plain-text line is refused without the cost of a thrown SyntaxError.
+ */
 function jsonObject(line: string): Record<string, unknown> | undefined {
-  if (line.charCodeAt(0) !== 123 /* { */) return undefined;
+  let i = 0;
+  let c = line.charCodeAt(0);
+  while (c === 32 || c === 9 || c === 10 || c === 13) c = line.charCodeAt(++i);
+  if (c !== 123 /* { */) return undefined;
   try {
     const value: unknown = JSON.parse(line);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -26,12 +33,12 @@ function jsonObject(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The severity the labels give a line without a level of its own: the first of levelLabels whose value we know. */
-function labelSeverity(labels: Record<string, string>): string | undefined {
+/** The severity index the labels give a line without a level of its own: the first of levelLabels whose value we know. */
+function labelSeverity(labels: Record<string, string>): number | undefined {
   for (const label of levelLabels) {
     const value = labels[label];
     if (value === undefined) continue;
-    const severity = shipperSeverity(value);
+    const severity = levelSeverity(value);
     if (severity !== undefined) return severity;
   }
   return undefined;
@@ -39,32 +46,23 @@ function labelSeverity(labels: Record<string, string>): string | undefined {
 
 /**
  * What every entry of a stream shares, worked out once per stream (labels are per stream): the
- * dataset, `payload.labels` (the stream's labels but the one naming the dataset), whether there
- * are any, the severity they give, and the stored payload of a line that is not JSON.
+ * dataset, `payload.labels` (the stream's labels but the one naming the dataset; undefined
+ * without any), the severity they give, and the payload of a line that is not JSON.
  */
 export interface StreamMapping {
   dataset: string;
-  labels: Record<string, string>;
-  hasLabels: boolean;
-  severity: string | undefined;
-  /**
-   * The payload text of a plain-text line (what Promtail and Alloy send tailing a file): its
-   * payload is `{labels}` alone, so every such line of the stream stores the same JSON, written
-   * once here instead of once per line (a third of such a line's event-loop CPU; docs/benchmarks.md,
-   * "Session 18: shipper routes").
-   */
-  plainPayload: string;
+  labels: Record<string, string> | undefined;
+  severity: number | undefined;
+  /** `{labels}` and its JSON, written once per stream: the payload of each of its plain-text lines. */
+  plain: PlainPayload;
 }
-
-/** JSON.stringify of a payload holding only these labels (`{}` without any). */
-const plainPayloadOf = (labels: Record<string, string>, hasLabels: boolean): string => (hasLabels ? JSON.stringify({ labels }) : '{}');
 
 export function streamMapping(streamLabels: Record<string, string>): StreamMapping {
   const { dataset, label } = streamDataset(streamLabels);
   const labels: Record<string, string> = {};
   for (const name in streamLabels) if (name !== label) labels[name] = streamLabels[name]!;
-  const hasLabels = anyKey(labels);
-  return { dataset, labels, hasLabels, severity: labelSeverity(labels), plainPayload: plainPayloadOf(labels, hasLabels) };
+  const payloadLabels = anyKey(labels) ? labels : undefined;
+  return { dataset, labels: payloadLabels, severity: labelSeverity(labels), plain: plainPayload(payloadLabels) };
 }
 
 /** Whether the object has a key to write (a label named `__proto__` is not set by an assignment, so not one). */
@@ -74,52 +72,30 @@ function anyKey(labels: Record<string, string>): boolean {
 }
 
 /**
- * One entry of a stream → an event for native ingest (docs/shippers.md): `ts` the entry's
- * timestamp; `payload.labels` the stream's labels but the one naming the dataset, with the entry's
- * structured metadata; a JSON-object line is also parsed into the payload: its string `message`
- * (else `msg`, pino's) becomes `message`, its `level` (else `severity`) the severity when we know
- * the value; any other line is the message as it is. Without a level in the line, the stream's
- * `level`/`severity`/`detected_level` label gives it (or the entry's metadata of that name).
+ * One entry of a stream → an item for native ingest's mapping (docs/shippers.md): a line that is
+ * a JSON object is mapped as native ingest maps an NDJSON line (normaliseMapped), with the
+ * entry's timestamp as its ts and the stream's level label as its severity where the line has
+ * none, and `payload.labels` the stream's labels but the one naming the dataset, with the entry's
+ * structured metadata; any other line is the message as it is. A line past the 256 KB bound is
+ * not parsed (normaliseMapped refuses it by its size).
  */
 export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): ShippedEvent {
   let labels = stream.labels;
-  let hasLabels = stream.hasLabels;
-  let fromLabels = stream.severity;
-  let plainPayload: string | undefined = stream.plainPayload;
+  let severity = stream.severity;
+  let plain: PlainPayload | undefined = stream.plain;
   if (entry.metadata !== noMetadata) {
-    for (const name in entry.metadata) {
-      if (labels === stream.labels) labels = { ...stream.labels };
-      labels[name] = entry.metadata[name]!;
-    }
-    if (labels !== stream.labels) {
-      hasLabels = anyKey(labels);
-      fromLabels = labelSeverity(labels);
-      plainPayload = undefined;
+    let merged: Record<string, string> | undefined;
+    for (const name in entry.metadata) (merged ??= { ...stream.labels })[name] = entry.metadata[name]!;
+    if (merged !== undefined) {
+      labels = anyKey(merged) ? merged : stream.labels;
+      severity = labelSeverity(merged);
+      plain = undefined;
     }
   }
-  const parsed = jsonObject(entry.line);
-  let message = entry.line;
-  let severity: string | undefined;
-  let payload: Record<string, unknown>;
-  if (parsed) {
-    const messageKey = typeof parsed.message === 'string' ? 'message' : typeof parsed.msg === 'string' ? 'msg' : '';
-    if (messageKey) message = parsed[messageKey] as string;
-    let levelKey = parsed.level !== undefined ? 'level' : parsed.severity !== undefined ? 'severity' : '';
-    if (levelKey) {
-      severity = shipperSeverity(parsed[levelKey]);
-      // A level we do not know stays in the payload.
-      if (severity === undefined) levelKey = '';
-    }
-    // The keys taken leave the payload as undefined, which JSON leaves out: `delete` would turn
-    // the object into a dictionary, slow to serialise, and a copy costs a second object per line.
-    payload = parsed;
-    if (messageKey) parsed[messageKey] = undefined;
-    if (levelKey) parsed[levelKey] = undefined;
-  } else payload = {};
-  if (hasLabels) payload.labels = labels;
-  // A plain-text line with the stream's labels only: the stream's text (normaliseMapped writes any other payload).
-  const payloadText = parsed ? undefined : plainPayload;
-  return shippedEvent(stream.dataset, entry.ts, severity ?? fromLabels, message, payload, undefined, Buffer.byteLength(entry.line), payloadText);
+  const bytes = Buffer.byteLength(entry.line);
+  const parsed = bytes > ingestLimits.eventBytes ? undefined : jsonObject(entry.line);
+  if (parsed) return shippedEvent(stream.dataset, parsed, undefined, entry.ts, severity, undefined, labels, bytes, undefined);
+  return shippedEvent(stream.dataset, undefined, entry.line, entry.ts, severity, undefined, labels, bytes, plain);
 }
 
 /** Every entry of the request, in body order (so Idempotency-Key's derived ids repeat on a retry). */

@@ -59,8 +59,10 @@ export async function registerLokiPushRoute(v1: Api, ctx: AppContext, events: Ev
           summary: "Loki push API: protobuf + snappy or JSON (gzip accepted); what Promtail, Alloy, Vector's loki sink, pino-loki and winston-loki send",
           description:
             'Each line becomes an event of the dataset named by the stream label `dataset`, else `service_name`, else `job`, else `loki`; ' +
-            'the other labels and structured metadata go to `payload.labels`; a JSON line is parsed into the payload (its `message`/`msg` ' +
-            'and `level`/`severity` into the event). Answers 204 once the lines are durable; lines that break a limit are refused alone ' +
+            'the other labels and structured metadata go to `payload.labels`; a line that is a JSON object is mapped as native ingest maps an ' +
+            'NDJSON line (ts, severity, event, actor, source, message, event_id and their aliases to the event, the rest to the payload), ' +
+            'with the entry timestamp and a `level` label where the line has none; any other line is the message. Answers 204 once the ' +
+            'lines are durable; lines that break a limit or a field rule are refused alone ' +
             '(400 naming them, the others stored). Authorization: Bearer, or Basic with the token as the password. Errors are plain text. ' +
             'Limits: 10 MB body after decompression, 10,000 lines. See docs/shippers.md.',
           unvalidated: {

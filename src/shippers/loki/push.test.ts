@@ -75,7 +75,7 @@ describe('POST /v1/loki/api/v1/push: the protocol, bad input and the write path'
     const body = zlib.gzipSync(
       JSON.stringify({
         streams: [
-          { stream: { dataset: 'gz', service_name: 'svc', job: 'j' }, values: [[`${at}000000`, '{"message":"m1","severity":30,"n":1}'], [`${at + 1}000000`, 'line 2', { user: 'u1' }]] },
+          { stream: { dataset: 'gz', service_name: 'svc', job: 'j' }, values: [[`${at}000000`, '{"message":"m1","level":30,"n":1}'], [`${at + 1}000000`, 'line 2', { user: 'u1' }]] },
           { stream: { service_name: 'svc', job: 'j' }, values: [[`${at}000000`, 'to svc']] },
         ],
       }),
@@ -90,14 +90,14 @@ describe('POST /v1/loki/api/v1/push: the protocol, bad input and the write path'
     assert.deepEqual((await query(s, 'dataset:svc')).events.map((e) => [e.message, e.payload]), [['to svc', { labels: { job: 'j' } }]]);
   });
 
-  test('a line that breaks a limit is refused alone: 400 in plain text naming it, the others stored', async () => {
+  test('a line that breaks a limit or a field rule of native ingest is refused alone: 400 in plain text naming it, the others stored', async () => {
     const r = await json([
-      { stream: { job: 'partial' }, values: [[`${at}000000`, 'kept'], [`${at}000000`, 'x'.repeat(300_000)], [`${at}000000`, 'kept too']] },
+      { stream: { job: 'partial' }, values: [[`${at}000000`, 'kept'], [`${at}000000`, 'x'.repeat(300_000)], [`${at}000000`, 'kept too'], [`${at}000000`, '{"severity":30}']] },
       { stream: { job: 'Not.A.Dataset' }, values: [[`${at}000000`, 'refused']] },
     ]);
     assert.equal(r.status, 400);
     assert.match(r.headers.get('content-type') ?? '', /^text\/plain/);
-    assert.match(r.text, /^2 of 4 log lines were rejected \(the others are stored\): line 1: an event may be at most 256000 bytes; line 3: "Not\.A\.Dataset" is not a dataset name/);
+    assert.match(r.text, /^3 of 5 log lines were rejected \(the others are stored\): line 1: an event may be at most 256000 bytes; line 3: unknown severity 30; .*; line 4: "Not\.A\.Dataset" is not a dataset name/);
     assert.match(r.text, /bad_request, request id req_/);
     assert.deepEqual((await query(s, 'dataset:partial')).events.map((e) => e.message).sort(), ['kept', 'kept too']);
   });
