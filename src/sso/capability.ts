@@ -28,6 +28,7 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls): SsoCapa
     members: ctx.members,
     dashboard: dashboardService(ctx),
     callbackUrl: () => `${urls.api}/dashboard/sso/callback`,
+    dnsServers: ctx.config.dnsServers,
   });
   const purge = async () => ({ sign_ins: await service.purge() });
   const job = periodicPurge(ctx, log, 'sso', purge);
