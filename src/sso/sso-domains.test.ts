@@ -189,6 +189,21 @@ describe('single sign-on e-mail domains: verified by a DNS TXT record', () => {
     assert.equal((await domainsOf(aPath)).find((d) => d.domain === 'games.example')!.verified, false);
   });
 
+  test('a domain of 240 characters (its record name 253) is verified; a longer one → 400 saying it cannot be verified, nothing looked up', async () => {
+    const longest = `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'d'.repeat(40)}.example`;
+    const tooLong = `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'e'.repeat(44)}.example`;
+    assert.deepEqual([longest.length, tooLong.length], [240, 244]);
+    assert.equal((await s.request('PUT', aPath, { json: config(['studio.example', 'games.example', longest, tooLong]) })).status, 200);
+    const verified = await publishAndVerify(s, dns, longest);
+    assert.equal(verified.status, 200, verified.text);
+    assert.equal(verified.body.verified, true);
+    const asked = dns.queries.length;
+    const res = await verify(aPath, tooLong);
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.body.error.message, /is too long to hold a record at _opsplatform\.a+\..* \(a DNS name has at most 253 characters\): it cannot be verified$/);
+    assert.equal(dns.queries.length, asked);
+  });
+
   test('a domain removed from the settings and named again starts over: a new token, unverified; so after DELETE', async () => {
     const before = (await domainsOf(aPath)).find((d) => d.domain === 'games.example')!;
     assert.equal((await s.request('PUT', aPath, { json: config(['studio.example']) })).status, 200);
