@@ -58,6 +58,10 @@ export async function buildApi(ctx: AppContext, options: ApiOptions): Promise<Ap
     // A body field the endpoint does not know is refused (400 naming it), not dropped without a
     // word: a misspelt `retention_dayz` must not answer 200 having changed nothing.
     ajv: { customOptions: { removeAdditional: false } },
+    // A path segment may be a whole domain name, up to 253 characters (POST
+    // …/sso/domains/{domain}/verify); past the router's default of 100 such a domain could be
+    // saved but never verified. Each route's parameters keep their own schema bounds.
+    routerOptions: { maxParamLength: 253 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // A callback hook: an async one costs every request a promise and a microtask turn.

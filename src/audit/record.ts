@@ -35,6 +35,7 @@ export const auditActions = [
   'channel.delete',
   'sso.configure',
   'sso.sign_in',
+  'sso.domain_verify',
 ] as const;
 
 export type AuditAction = (typeof auditActions)[number];

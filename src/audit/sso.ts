@@ -7,8 +7,9 @@ import type { RequestOrigin } from './origin.js';
 /**
  * The audit entries of single sign-on (DECISIONS.md §22), for src/sso to call inside the
  * transaction of the change: `sso.configure` when an Owner saves or deletes the configuration,
- * `sso.sign_in` for each sign-in through the provider, refused ones included. Details never
- * hold the client secret, a code, a state, a nonce or a token.
+ * `sso.domain_verify` when one of its e-mail domains is verified, `sso.sign_in` for each sign-in
+ * through the provider, refused ones included. Details never hold the client secret, a code, a
+ * state, a nonce or a token.
  */
 export function recordSsoConfigure(
   trx: Kysely<Database>,
@@ -22,6 +23,19 @@ export function recordSsoConfigure(
     target: { type: 'sso', id: tenant.orgId },
     at,
     details: { deleted, issuer: issuer ?? null, email_domains: email_domains ?? [], enforce: enforce ?? null, default_role: default_role ?? null },
+  });
+}
+
+/** An e-mail domain of the organisation verified by its DNS TXT record (the record's name, never its token). */
+export function recordSsoDomainVerify(trx: Kysely<Database>, change: { tenant: Tenant; at: number; domain: string; record: string }): Promise<void> {
+  const { tenant, at, domain, record } = change;
+  return audit.record(trx, {
+    action: 'sso.domain_verify',
+    origin: tenant.origin,
+    orgId: tenant.orgId,
+    target: { type: 'sso_domain', id: domain },
+    at,
+    details: { domain, record },
   });
 }
 

@@ -44,6 +44,12 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ OPS_TAIL_HEARTBEAT_MS: '1.5' }, 'OPS_TAIL_HEARTBEAT_MS'],
   [{ OPS_LOG_LEVEL: 'loud' }, 'OPS_LOG_LEVEL'],
   [{ OPS_CDN_URL: 'ftp://cdn' }, 'OPS_CDN_URL'],
+  [{ OPS_DNS_SERVERS: 'dns.google' }, 'OPS_DNS_SERVERS'],
+  [{ OPS_DNS_SERVERS: '1.1.1.1,300.1.1.1' }, 'OPS_DNS_SERVERS'],
+  [{ OPS_DNS_SERVERS: '1.1.1.1:70000' }, 'OPS_DNS_SERVERS'],
+  [{ OPS_DNS_SERVERS: '[::1]:0' }, 'OPS_DNS_SERVERS'],
+  [{ OPS_DNS_SERVERS: '[::1' }, 'OPS_DNS_SERVERS'],
+  [{ OPS_DNS_SERVERS: '[1.1.1.1]:53' }, 'OPS_DNS_SERVERS'],
   [{ OPS_BLOB_URL: 'ftp://host/blobs' }, 'OPS_BLOB_URL'],
   [{ OPS_HEADERS_TIMEOUT_MS: 'soon' }, 'OPS_HEADERS_TIMEOUT_MS'],
   [{ OPS_HEADERS_TIMEOUT_MS: '0' }, 'OPS_HEADERS_TIMEOUT_MS'],
@@ -126,6 +132,12 @@ test('OPS_OUTBOUND_ALLOW_PRIVATE and OPS_WEBHOOK_ALLOW_PRIVATE both set and diff
         error.message === `OPS_OUTBOUND_ALLOW_PRIVATE: is "${outbound}" but OPS_WEBHOOK_ALLOW_PRIVATE (its former name) is "${webhook}": set only OPS_OUTBOUND_ALLOW_PRIVATE`,
     );
   }
+});
+
+test('OPS_DNS_SERVERS: a comma list of ip[:port], IPv6 in brackets with a port; unset, the system\'s resolvers', () => {
+  assert.deepEqual(loadConfig({}).dnsServers, []);
+  assert.deepEqual(loadConfig({ OPS_DNS_SERVERS: ' 1.1.1.1, 127.0.0.1:5353 ,[2606:4700:4700::1111]:53,::1,' }).dnsServers, ['1.1.1.1', '127.0.0.1:5353', '[2606:4700:4700::1111]:53', '::1']);
+  assert.throws(() => loadConfig({ OPS_DNS_SERVERS: 'dns.google' }), /^ConfigError: OPS_DNS_SERVERS: "dns\.google" is not an IP address with an optional port \(e\.g\. 1\.1\.1\.1/);
 });
 
 test('features and CORS origins are comma lists', () => {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
+import { parseDnsServers } from './dns-servers.js';
 
 /**
  * Configuration is read once, from the environment, at start-up, and passed down.
@@ -120,6 +121,11 @@ export interface Config {
    * hot either way.
    */
   hotKeysAuto: boolean;
+  /**
+   * OPS_DNS_SERVERS: the resolvers (`ip[:port]`) of the DNS look-ups the server makes itself:
+   * the TXT records that verify an SSO e-mail domain (src/sso/domain-dns.ts). Empty: the system's.
+   */
+  dnsServers: string[];
 }
 
 export class ConfigError extends Error {
@@ -267,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', false),
     monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
     monitorWindowCounts: boolean(env, 'OPS_MONITOR_WINDOW_COUNTS', true),
+    dnsServers: parseDnsServers(env.OPS_DNS_SERVERS, (message) => new ConfigError('OPS_DNS_SERVERS', message)),
   };
 }
 

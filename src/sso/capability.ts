@@ -34,6 +34,7 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls, options:
     dashboard: dashboardService(ctx),
     callbackUrl: () => `${urls.api}/dashboard/sso/callback`,
     outbound: { allowPrivate: ctx.config.outboundAllowPrivate, publicHostsForTests: options.publicHostsForTests },
+    dnsServers: ctx.config.dnsServers,
   });
   const purge = async () => ({ sign_ins: await service.purge() });
   const job = periodicPurge(ctx, log, 'sso', purge);

@@ -1,6 +1,7 @@
 // Single sign-on in Chromium against oidc-provider (the certified OpenID Provider) on loopback:
 // the e-mail typed on the sign-in page, the provider's own login and consent pages, and back
-// signed in to the dashboard; a refusal shown on the sign-in page; the Owners' SSO page.
+// signed in to the dashboard; a refusal shown on the sign-in page; the Owners' SSO page with its
+// domains verified against a loopback DNS server.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -8,22 +9,28 @@ import { noBrowser, password, startDashboard, titled, unexpected, type Dashboard
 import { dashboardService } from '../dashboard/capability.js';
 import { startTestProvider, type TestProvider } from './test-provider.js';
 import { needs } from '../test-support/ci.js';
+import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
 
 describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () => {
   let d: Dashboard;
   let op: TestProvider;
+  let dns: TestDns;
   before(async () => {
+    dns = await startTestDns();
     // oidc-provider is on loopback: private addresses are allowed.
-    d = await startDashboard({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    d = await startDashboard({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true', OPS_DNS_SERVERS: dns.server } });
     op = await startTestProvider(`${d.s.apiUrl}/dashboard/sso/callback`);
     const put = await d.s.request('PUT', `/orgs/${d.s.tenants.a.orgId}/sso`, {
       json: { issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, email_domains: ['studio.example'], default_role: 'Developer' },
     });
     assert.equal(put.status, 200, put.text);
+    const verified = await publishAndVerify(d.s, dns, 'studio.example');
+    assert.equal(verified.status, 200, verified.text);
   });
   after(async () => {
     await d?.close();
     await op?.close();
+    await dns?.close();
   });
 
   /** A fresh browser whose console errors on the dashboard's origin are collected (the provider's dev pages are not ours). */
@@ -88,6 +95,7 @@ describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () =
     try {
       await d.signIn(page, 'boss@example.com', '/sso');
       await titled(page, 'SSO · opsplatform');
+      assert.match(await page.getByTestId('sso-domain-studio.example').innerText(), /studio\.example\s+Verified/);
       assert.equal(await page.getByLabel('Callback URL to register at the provider').inputValue(), `${d.s.apiUrl}/dashboard/sso/callback`);
       assert.equal(await page.getByLabel('Issuer').inputValue(), op.issuer);
       assert.equal(await page.getByLabel('Client secret').inputValue(), '', 'the secret is never sent to the page');
@@ -102,6 +110,43 @@ describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () =
     } finally {
       await close();
     }
+  });
+
+  test("an Owner's SSO page: a domain added shows the TXT record to publish; Verify says what is missing, then verifies it once published", async () => {
+    await d.member('chief@example.com', 'Owner');
+    const { page, ours, close } = await browserAt('/sso');
+    try {
+      await d.signIn(page, 'chief@example.com', '/sso');
+      const domains = page.getByLabel('E-mail domains');
+      await domains.click();
+      await domains.press('End');
+      await domains.pressSequentially(', games.example');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').filter({ hasText: 'Verify each e-mail domain' }).waitFor();
+      const games = page.getByTestId('sso-domain-games.example');
+      await games.getByText('Not verified').waitFor();
+      assert.equal(await page.getByLabel('TXT record name for games.example').inputValue(), '_opsplatform.games.example');
+      const value = await page.getByLabel('TXT record value for games.example').inputValue();
+      assert.match(value, /^opsplatform-domain-verification=[0-9a-f]{32}$/);
+      assert.ok(!(await page.getByLabel('TXT record name for studio.example').isVisible()), 'a verified domain shows no record');
+
+      await games.getByRole('button', { name: 'Verify' }).click();
+      const alert = games.getByRole('alert');
+      await alert.waitFor();
+      assert.match(await alert.innerText(), /no TXT record was found at _opsplatform\.games\.example/);
+
+      dns.txt.set('_opsplatform.games.example', [[value]]);
+      await games.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('status').filter({ hasText: 'Verified: games.example signs in through your provider.' }).waitFor();
+      await games.getByText('Not verified').waitFor({ state: 'detached' });
+      assert.match(await games.innerText(), /^games\.example\s+Verified\s/);
+      assert.ok(!(await page.getByLabel('TXT record value for games.example').isVisible()));
+      assert.deepEqual(unexpected(ours), []);
+    } finally {
+      await close();
+    }
+    const sso = await d.s.request('GET', `/orgs/${d.s.tenants.a.orgId}/sso`);
+    assert.deepEqual(sso.body.email_domains.map((x: { domain: string; verified: boolean }) => [x.domain, x.verified]), [['games.example', true], ['studio.example', true]]);
   });
 
   test('enforce: a member\'s password sign-in says to use SSO and offers it; the primary owner still signs in with a password', async () => {

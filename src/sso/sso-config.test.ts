@@ -4,15 +4,18 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { signedIn } from '../dashboard/test-session.js';
 import { startTestIssuer, type TestIssuer } from './test-issuer.js';
 import { freePort } from '../test-support/test-process.js';
+import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
 
 // The providers here are on loopback: private addresses are allowed (sso-outbound.test.ts refuses them).
 describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POST …/sso/test', () => {
   let s: TestServer;
   let idp: TestIssuer;
+  let dns: TestDns;
   let path: string;
   let valid: Record<string, unknown>;
   before(async () => {
-    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    dns = await startTestDns();
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true', OPS_DNS_SERVERS: dns.server } });
     idp = await startTestIssuer();
     path = `/orgs/${s.tenants.a.orgId}/sso`;
     valid = { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, email_domains: ['Studio.example'], default_role: 'Developer', enforce: false };
@@ -20,6 +23,7 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
   after(async () => {
     await idp.close();
     await s.close();
+    await dns.close();
   });
 
   test('not configured: GET and DELETE → 404; PUT without client_secret the first time → 400 naming it', async () => {
@@ -35,7 +39,7 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     const put = await s.request('PUT', path, { json: valid });
     assert.equal(put.status, 200, put.text);
     assert.equal(put.body.client_secret, '********');
-    assert.deepEqual(put.body.email_domains, ['studio.example'], 'lower-cased');
+    assert.deepEqual(put.body.email_domains.map((d: { domain: string; verified: boolean }) => [d.domain, d.verified]), [['studio.example', false]], 'lower-cased, unverified');
     assert.equal(put.body.callback_url, `${s.apiUrl}/dashboard/sso/callback`);
     assert.ok(!put.text.includes(idp.clientSecret));
     const got = await s.request('GET', path);
@@ -94,7 +98,7 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     }
   });
 
-  test("another organisation: A's configuration is 403 to B's token; B's own is 404; A's domain → 409", async () => {
+  test("another organisation: A's configuration is 403 to B's token; B's own is 404; A's domain → 200 while unverified, 409 once A verified it", async () => {
     const b = s.tenants.b;
     assert.equal((await s.request('GET', path, { token: b.token })).status, 403);
     assert.equal((await s.request('PUT', path, { token: b.token, json: valid })).status, 403);
@@ -102,10 +106,14 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     assert.equal((await s.request('POST', `${path}/test`, { token: b.token })).status, 403);
     const bPath = `/orgs/${b.orgId}/sso`;
     assert.equal((await s.request('GET', bPath, { token: b.token })).status, 404);
-    const taken = await s.request('PUT', bPath, { token: b.token, json: { ...valid, email_domains: ['other.example', 'studio.example'] } });
+    const bJson = { ...valid, email_domains: ['other.example', 'studio.example'] };
+    const unverified = await s.request('PUT', bPath, { token: b.token, json: bJson });
+    assert.equal(unverified.status, 200, `naming a domain proves nothing: ${unverified.text}`);
+    assert.equal((await publishAndVerify(s, dns, 'studio.example')).status, 200);
+    const taken = await s.request('PUT', bPath, { token: b.token, json: bJson });
     assert.equal(taken.status, 409, taken.text);
     assert.equal(taken.body.error.field, 'email_domains');
-    assert.match(taken.body.error.message, /studio\.example already signs in through another organisation/);
+    assert.match(taken.body.error.message, /studio\.example is verified by another organisation/);
   });
 
   test("Owner only: an Admin's and a Developer's dashboard tokens → 403, an Owner's → 200", async () => {
@@ -142,12 +150,13 @@ describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POS
     assert.match(down.body.problems[0], /^the discovery document \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/openid-configuration\) could not be reached \(ECONNREFUSED\)$/);
   });
 
-  test('DELETE → 200; then GET → 404 and the domain is free for another organisation', async () => {
+  test('DELETE → 200; then GET → 404 and the domain is free for another organisation to verify', async () => {
     assert.equal((await s.request('DELETE', path)).status, 200);
     assert.equal((await s.request('GET', path)).status, 404);
     const b = s.tenants.b;
     const res = await s.request('PUT', `/orgs/${b.orgId}/sso`, { token: b.token, json: valid });
     assert.equal(res.status, 200, res.text);
+    assert.equal((await publishAndVerify(s, dns, 'studio.example', { orgId: b.orgId, token: b.token })).status, 200);
   });
 
   test('saving and removing the configuration is in the audit log (sso.configure), never its secret', async () => {

@@ -9,8 +9,17 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { leakedMetadata, startMetadataServer, type MetadataServer } from '../test-support/metadata-server.js';
 import { Browser } from '../dashboard/test-session.js';
 import { startTestIssuer, type TestIssuer } from './test-issuer.js';
+import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
 
 const refusedLoopback = 'was refused: 127.0.0.1 is a loopback address (single sign-on calls identity providers at public addresses only)';
+
+/** studio.example verified for organisation a (a sign-in routes only through a verified domain). */
+async function verified(s: TestServer, dns: TestDns): Promise<void> {
+  const config = await s.request('GET', `/orgs/${s.tenants.a.orgId}/sso`);
+  if ((config.body.email_domains as Array<{ domain: string; verified: boolean }>).some((d) => d.domain === 'studio.example' && d.verified)) return;
+  const answer = await publishAndVerify(s, dns, 'studio.example');
+  assert.equal(answer.status, 200, answer.text);
+}
 
 /** "Sign in with SSO" up to the callback; the refusal the sign-in page would show, if any. */
 async function signIn(s: TestServer, email: string): Promise<{ refusal: string | undefined; session: boolean }> {
@@ -36,11 +45,13 @@ describe('single sign-on with private addresses refused (the default): nothing r
   let s: TestServer;
   let meta: MetadataServer;
   let idp: TestIssuer;
+  let dns: TestDns;
   let path: string;
   const valid = () => ({ issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, email_domains: ['studio.example'], default_role: 'Developer' });
   before(async () => {
     // `localhost` stands for a public provider here; 127.0.0.1, the metadata server's address, does not.
-    s = await startTestServer({ sso: { publicHostsForTests: ['localhost'] } });
+    dns = await startTestDns();
+    s = await startTestServer({ sso: { publicHostsForTests: ['localhost'] }, env: { OPS_DNS_SERVERS: dns.server } });
     meta = await startMetadataServer();
     idp = await startTestIssuer({ host: 'localhost' });
     path = `/orgs/${s.tenants.a.orgId}/sso`;
@@ -49,6 +60,7 @@ describe('single sign-on with private addresses refused (the default): nothing r
     await idp.close();
     await meta.close();
     await s.close();
+    await dns.close();
   });
   beforeEach(() => {
     idp.endpoints = {};
@@ -99,6 +111,7 @@ describe('single sign-on with private addresses refused (the default): nothing r
     // Saved after the change: the sign-in discovers the provider again.
     assert.equal((await s.request('PUT', path, { json: valid() })).status, 200);
     idp.identity = { email: 'ada@studio.example', email_verified: true };
+    await verified(s, dns);
     const attempt = await signIn(s, 'ada@studio.example');
     const expected = `single sign-on refused: the token endpoint (${meta.url}/json/token) ${refusedLoopback}`;
     assert.equal(attempt.refusal, expected);
@@ -125,10 +138,12 @@ describe('single sign-on with private addresses allowed (by the former name, OPS
   let s: TestServer;
   let meta: MetadataServer;
   let idp: TestIssuer;
+  let dns: TestDns;
   let path: string;
   const valid = () => ({ issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, email_domains: ['studio.example'], default_role: 'Developer' });
   before(async () => {
-    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    dns = await startTestDns();
+    s = await startTestServer({ env: { OPS_WEBHOOK_ALLOW_PRIVATE: 'true', OPS_DNS_SERVERS: dns.server } });
     meta = await startMetadataServer();
     idp = await startTestIssuer();
     path = `/orgs/${s.tenants.a.orgId}/sso`;
@@ -137,6 +152,7 @@ describe('single sign-on with private addresses allowed (by the former name, OPS
     await idp.close();
     await meta.close();
     await s.close();
+    await dns.close();
   });
   beforeEach(() => {
     idp.endpoints = {};
@@ -193,7 +209,8 @@ describe('single sign-on with private addresses allowed (by the former name, OPS
     for (const [token, what] of cases) {
       idp.endpoints.token_endpoint = token;
       assert.equal((await s.request('PUT', path, { json: valid() })).status, 200);
-      const attempt = await signIn(s, 'ada@studio.example');
+      await verified(s, dns);
+    const attempt = await signIn(s, 'ada@studio.example');
       assert.equal(attempt.refusal, `single sign-on refused: ${what.replace('URL', token)}`);
       assert.equal(attempt.session, false);
       noLeak(attempt.refusal!);

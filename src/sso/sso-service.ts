@@ -1,4 +1,5 @@
-import { recordSsoConfigure, recordSsoSignIn } from '../audit/sso.js';
+import crypto from 'node:crypto';
+import { recordSsoConfigure, recordSsoDomainVerify, recordSsoSignIn } from '../audit/sso.js';
 import type { RequestOrigin } from '../audit/origin.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Kysely } from 'kysely';
@@ -13,7 +14,8 @@ import type { DashboardUser } from '../dashboard/dashboard-store.js';
 import { newSecret, sha256 } from '../dashboard/passwords.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
 import { checkSsoConfig, domainOf, type SsoConfigInput } from './sso-config.js';
-import { SsoStore, type StoredSsoConfig } from './sso-store.js';
+import { SsoStore, type StoredSsoConfig, type StoredSsoDomain } from './sso-store.js';
+import { lookupTxt } from './domain-dns.js';
 import type { SsoLoginsTable } from './tables.js';
 import type { GuardOptions } from '../outbound/guarded-agent.js';
 import type { ProviderClient } from './oidc.js';
@@ -39,12 +41,40 @@ export const maskedSecret = '********';
  */
 export const maxSignInsInFlight = 500;
 
+/** The TXT record that proves an organisation holds a domain: published by it, looked up by us. */
+export interface DnsRecordView {
+  type: 'TXT';
+  name: string;
+  value: string;
+}
+
+/** An e-mail domain as GET shows it: verified, or the record to publish. */
+export interface SsoDomainView {
+  domain: string;
+  verified: boolean;
+  verified_at?: string;
+  dns_record?: DnsRecordView;
+}
+
+/** The name the verification record is published at, under the domain itself. */
+export const recordName = (domain: string): string => `_opsplatform.${domain}`;
+/** What the record holds: a fixed prefix (so it reads for what it is among a domain's TXT records) and the token. */
+export const recordValuePrefix = 'opsplatform-domain-verification=';
+
+export function domainView(d: StoredSsoDomain): SsoDomainView {
+  if (d.verified_at) return { domain: d.domain, verified: true, verified_at: d.verified_at };
+  return { domain: d.domain, verified: false, dns_record: { type: 'TXT', name: recordName(d.domain), value: `${recordValuePrefix}${d.token}` } };
+}
+
+/** 128 random bits in hex: a DNS provider's form keeps it as typed whatever it does with case. */
+const newDomainToken = (): string => crypto.randomBytes(16).toString('hex');
+
 /** The configuration as GET shows it: never the client secret. */
 export interface SsoConfigView {
   issuer: string;
   client_id: string;
   client_secret: string;
-  email_domains: string[];
+  email_domains: SsoDomainView[];
   default_role: string;
   enforce: boolean;
   callback_url: string;
@@ -73,6 +103,8 @@ export interface SsoDeps {
   callbackUrl: () => string;
   /** The outbound address policy every call to a provider goes through (OPS_OUTBOUND_ALLOW_PRIVATE). */
   outbound: GuardOptions;
+  /** OPS_DNS_SERVERS: where domain verification looks its TXT records up (empty: the system's resolvers). */
+  dnsServers: readonly string[];
 }
 
 /** A sign-in refused at the callback: the message the sign-in page shows. */
@@ -110,7 +142,7 @@ export class SsoService {
       issuer: row.issuer,
       client_id: row.client_id,
       client_secret: maskedSecret,
-      email_domains: row.email_domains,
+      email_domains: row.email_domains.map(domainView),
       default_role: row.default_role,
       enforce: Number(row.enforce) === 1,
       callback_url: this.deps.callbackUrl(),
@@ -136,8 +168,8 @@ export class SsoService {
     const existing = await this.store.config(orgId);
     const secret = checked.client_secret ?? existing?.client_secret;
     if (secret === undefined) throw badRequest('client_secret is required when single sign-on is first configured', { field: 'client_secret' });
-    const taken = await this.store.domainTakenElsewhere(orgId, checked.email_domains);
-    if (taken) throw domainTaken(taken);
+    const taken = await this.store.verifiedElsewhere(orgId, checked.email_domains);
+    if (taken) throw verifiedByAnother(taken, { field: 'email_domains' });
     const { missingForCodeFlow, describeProviderError, discoveryUrl } = await oidc();
     const calls = await this.calls();
     try {
@@ -161,18 +193,53 @@ export class SsoService {
       created_at: existing?.created_at ?? now,
       updated_at: now,
     };
+    // The audit entry (sso.configure, never the secret) in the save's transaction. A domain
+    // another organisation verifies meanwhile is saved unverified: it routes nothing here, and
+    // its verification is then refused (409).
+    const { issuer, email_domains, enforce, default_role } = checked;
+    await this.store.save(row, email_domains, newDomainToken, (trx) => recordSsoConfigure(trx, { tenant: by, at: this.now(), issuer, email_domains, enforce, default_role }));
+    this.discovered.delete(orgId);
+    return this.get(orgId);
+  }
+
+  /**
+   * Verifies one of the organisation's e-mail domains: its TXT record at `_opsplatform.<domain>`
+   * must hold the organisation's token for it. A domain already verified answers as it is (no
+   * look-up: a verification is kept until the domain leaves the settings). Errors name the
+   * record looked up and never repeat what DNS answered.
+   */
+  async verifyDomain(orgId: string, domain: string, by: Tenant): Promise<SsoDomainView> {
+    const name = domain.trim().toLowerCase();
+    const claim = await this.domainOf(orgId, name);
+    if (claim.verified_at) return domainView(claim);
+    if (await this.store.verifiedElsewhere(orgId, [name])) throw verifiedByAnother(name);
+    const record = domainView(claim).dns_record!;
+    if (record.name.length > 253) throw badRequest(`${name} is too long to hold a record at ${record.name} (a DNS name has at most 253 characters): it cannot be verified`);
+    const answer = await lookupTxt(record.name, { servers: this.deps.dnsServers });
+    if (answer.kind === 'failed') {
+      throw new AppError('storage_error', `the DNS look-up of the TXT record at ${record.name} failed (${answer.reason}); try again in a minute`, {}, { 'Retry-After': '30' });
+    }
+    if (answer.kind === 'none') {
+      throw badRequest(`no TXT record was found at ${record.name}: publish one there holding ${record.value} at your DNS provider, then verify again once it is served (a new record can take minutes to appear)`);
+    }
+    if (!answer.records.some((r) => r.trim() === record.value)) {
+      const found = answer.records.length === 1 ? 'the TXT record found there does not hold' : `none of the ${answer.records.length} TXT records found there holds`;
+      throw badRequest(`${record.name}: ${found} this organisation's token: the record's value must be exactly ${record.value}`);
+    }
     try {
-      // The audit entry (sso.configure, never the secret) in the save's transaction.
-      const { issuer, email_domains, enforce, default_role } = checked;
-      await this.store.save(row, email_domains, (trx) => recordSsoConfigure(trx, { tenant: by, at: this.now(), issuer, email_domains, enforce, default_role }));
+      await this.store.verify(orgId, name, iso(this.now()), (trx) => recordSsoDomainVerify(trx, { tenant: by, at: this.now(), domain: name, record: record.name }));
     } catch (error) {
-      // Lost a race for a domain against another organisation: the same 409 as the check above.
-      const lost = await this.store.domainTakenElsewhere(orgId, checked.email_domains);
-      if (lost) throw domainTaken(lost);
+      // Lost a race against another organisation's verification (the unique index over verified domains).
+      if (await this.store.verifiedElsewhere(orgId, [name])) throw verifiedByAnother(name);
       throw error;
     }
-    this.discovered.delete(orgId);
-    return { ...row, email_domains: checked.email_domains };
+    return domainView(await this.domainOf(orgId, name));
+  }
+
+  private async domainOf(orgId: string, domain: string): Promise<StoredSsoDomain> {
+    const found = (await this.store.config(orgId))?.email_domains.find((d) => d.domain === domain);
+    if (!found) throw notFound(`${domain} is not one of this organisation's single sign-on e-mail domains (PUT /v1/orgs/{orgId}/sso lists them)`);
+    return found;
   }
 
   async remove(orgId: string, by: Tenant): Promise<void> {
@@ -223,7 +290,7 @@ export class SsoService {
   }
 
   /**
-   * "Sign in with SSO": the organisation whose domain the e-mail is in, a new sign-in in flight
+   * "Sign in with SSO": the organisation that verified the e-mail's domain, a new sign-in in flight
    * (PKCE verifier, state, nonce, kept server-side, bound to this browser by the flow cookie's
    * secret) and the provider's address to send the browser to.
    */
@@ -304,8 +371,10 @@ export class SsoService {
     learned(email);
     if (claims.email_verified !== true) throw signInRefused(`the provider has not verified the e-mail address ${email} (email_verified is not true)`);
     const domain = domainOf(email);
-    if (!domain || !row.email_domains.includes(domain)) {
-      throw signInRefused(`${email} is not in a domain allowed to sign in to this organisation (allowed: ${row.email_domains.join(', ')})`);
+    // Only verified domains: an unverified one proves nothing about who holds its addresses.
+    const allowed = row.email_domains.filter((d) => d.verified_at).map((d) => d.domain);
+    if (!domain || !allowed.includes(domain)) {
+      throw signInRefused(`${email} is not in a domain allowed to sign in to this organisation (allowed: ${allowed.join(', ') || 'none, no domain is verified'})`);
     }
     return this.memberFor(row, email, typeof claims.name === 'string' ? claims.name : undefined);
   }
@@ -338,4 +407,5 @@ export class SsoService {
   }
 }
 
-const domainTaken = (domain: string) => conflict(`email_domains: ${domain} already signs in through another organisation's provider`, { field: 'email_domains' });
+const verifiedByAnother = (domain: string, extra?: { field: string }) =>
+  conflict(`${extra ? 'email_domains: ' : ''}${domain} is verified by another organisation: its addresses sign in through that organisation's provider (a domain belongs to the one organisation that verified it)`, extra);

@@ -9,6 +9,7 @@ import { dashboardService } from '../dashboard/capability.js';
 import { startTestIssuer, type TestIssuer } from './test-issuer.js';
 import { maxSignInsInFlight } from './sso-service.js';
 import { SsoStore } from './sso-store.js';
+import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
 
 /** The callback as a browser requests it, with `cookie`; its redirect is not followed. */
 async function callback(s: TestServer, path: string, cookie: string | undefined): Promise<{ status: number; location: string; session?: string }> {
@@ -30,6 +31,7 @@ interface Attempt {
 describe('single sign-on: e-mail → provider → callback → session', () => {
   let s: TestServer;
   let idp: TestIssuer;
+  let dns: TestDns;
   const config = () => ({ issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, email_domains: ['studio.example'], default_role: 'Developer' });
 
   /** "Sign in with SSO" as the dashboard does it, then the provider's redirect followed to the callback. */
@@ -51,15 +53,19 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
   }
 
   before(async () => {
+    dns = await startTestDns();
     // The provider is on loopback: private addresses are allowed (sso-outbound.test.ts refuses them).
-    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    s = await startTestServer({ env: { OPS_OUTBOUND_ALLOW_PRIVATE: 'true', OPS_DNS_SERVERS: dns.server } });
     idp = await startTestIssuer();
     const put = await s.request('PUT', `/orgs/${s.tenants.a.orgId}/sso`, { json: config() });
     assert.equal(put.status, 200, put.text);
+    const verified = await publishAndVerify(s, dns, 'studio.example');
+    assert.equal(verified.status, 200, verified.text);
   });
   after(async () => {
     await idp.close();
     await s.close();
+    await dns.close();
   });
   beforeEach(() => {
     idp.spoil = {};
@@ -179,6 +185,25 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
     idp.identity.email = 'both@studio.example';
     const attempt = await signIn('both@studio.example');
     assert.match(attempt.refusal ?? '', /both@studio\.example is also a member of another organisation/);
+  });
+
+  test('an unverified domain routes no "Sign in with SSO" and signs no one up; once verified, it does', async () => {
+    const put = await s.request('PUT', `/orgs/${s.tenants.a.orgId}/sso`, { json: { ...config(), email_domains: ['studio.example', 'games.example'] } });
+    assert.equal(put.status, 200, put.text);
+    const start = await new Browser(s).request('POST', '/dashboard/sso/start', { email: 'kim@games.example' });
+    assert.equal(start.status, 404, start.text);
+    assert.match(start.body.error.message, /no organisation signs in with single sign-on for games\.example/);
+    // Begun with a verified domain, the provider answering with an address in the unverified one.
+    idp.identity.email = 'kim@games.example';
+    const refused = await signIn('ada@studio.example');
+    assert.match(refused.refusal ?? '', /kim@games\.example is not in a domain allowed to sign in to this organisation \(allowed: studio\.example\)/);
+    const kim = async () => (await s.request('GET', `/orgs/${s.tenants.a.orgId}/members?limit=100`)).body.members.filter((m: { email: string }) => m.email === 'kim@games.example');
+    assert.deepEqual(await kim(), [], 'no member made');
+
+    assert.equal((await publishAndVerify(s, dns, 'games.example')).status, 200);
+    const signedIn = await signIn('kim@games.example');
+    assert.equal(signedIn.refusal, undefined, signedIn.refusal);
+    assert.deepEqual((await kim()).map((m: { role: { name: string } }) => m.role.name), ['Developer']);
   });
 
   test('enforce: password sign-in refused for members with a message naming SSO, not for the primary owner; a wrong password still says only that', async () => {

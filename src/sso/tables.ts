@@ -1,4 +1,4 @@
-/** Metadata tables of single sign-on (migration 0015-sso, docs/sso.md). */
+/** Metadata tables of single sign-on (migrations 0015-sso and 0020-sso-domain-verification, docs/sso.md). */
 export interface SsoConfigsTable {
   org_id: string;
   /** The provider's Issuer Identifier, as its discovery document states it. */
@@ -14,10 +14,19 @@ export interface SsoConfigsTable {
   updated_at: string;
 }
 
-/** An e-mail domain (lower case) that signs in through one organisation's provider. */
-export interface SsoDomainsTable {
-  domain: string;
+/**
+ * An e-mail domain (lower case) in one organisation's settings (migration 0020): it routes
+ * sign-ins to that organisation's provider once verified; several organisations may name a
+ * domain, one at most holds it verified (a unique index over verified rows).
+ */
+export interface SsoEmailDomainsTable {
   org_id: string;
+  domain: string;
+  /** The random part of the TXT record's value, given when the domain entered the settings. */
+  token: string;
+  created_at: string;
+  /** When the TXT record was found; null until then. */
+  verified_at: string | null;
 }
 
 /** A sign-in in flight: what the callback checks, deleted when used (single use) or expired. */
@@ -34,7 +43,7 @@ export interface SsoLoginsTable {
 declare module '../stores/metadata/schema.js' {
   interface Database {
     sso_configs: SsoConfigsTable;
-    sso_domains: SsoDomainsTable;
+    sso_email_domains: SsoEmailDomainsTable;
     sso_logins: SsoLoginsTable;
   }
 }

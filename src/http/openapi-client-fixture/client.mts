@@ -147,6 +147,7 @@ export async function callEveryOperation(target: Target): Promise<void> {
   await client.PUT('/v1/orgs/{orgId}/sso', { params: sso, body: { issuer: 'http://127.0.0.1:9/', client_id: 'typed', client_secret: 'typed-secret', email_domains: ['typed.example'], default_role: 'Viewer', enforce: false } });
   await client.GET('/v1/orgs/{orgId}/sso', { params: sso });
   await client.POST('/v1/orgs/{orgId}/sso/test', { params: sso });
+  await client.POST('/v1/orgs/{orgId}/sso/domains/{domain}/verify', { params: { path: { orgId: target.orgId, domain: 'typed.example' } } });
   await client.DELETE('/v1/orgs/{orgId}/sso', { params: sso });
 
   // logs, cases, apps

@@ -7,7 +7,7 @@ import { Ok } from '../../http/schemas.js';
 import { ownerRole } from '../../orgs/system-roles.js';
 import { MembersService } from '../../members/members-service.js';
 import type { SsoService } from '../sso-service.js';
-import { OrgParams, PutSsoBody, SsoConfigSchema, SsoTestReportSchema } from './schemas.js';
+import { DomainParams, OrgParams, PutSsoBody, SsoConfigSchema, SsoDomainSchema, SsoTestReportSchema } from './schemas.js';
 
 const tags = ['sso'];
 
@@ -26,8 +26,9 @@ function ownerOrg(request: FastifyRequest<{ Params: { orgId: string } }>): strin
   return tenant.orgId;
 }
 
-/** PUT/GET/DELETE /orgs/{orgId}/sso and POST /orgs/{orgId}/sso/test (DECISIONS.md §22). */
+/** PUT/GET/DELETE /orgs/{orgId}/sso, POST /orgs/{orgId}/sso/test and …/sso/domains/{domain}/verify (DECISIONS.md §22). */
 export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
+  v1.addSchema(SsoDomainSchema);
   v1.addSchema(SsoConfigSchema);
 
   v1.put(
@@ -38,7 +39,8 @@ export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
         tags,
         operationId: 'putSso',
         summary: "Configure the organisation's single sign-on (OpenID Connect); Owner only",
-        description: "The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). An e-mail domain another organisation holds → 409.",
+        description:
+          "The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). Each e-mail domain is answered with its state: a new one is unverified and routes nobody until its DNS TXT record is verified (POST …/sso/domains/{domain}/verify); one kept from the saved settings keeps its token and verification. A domain another organisation has verified → 409.",
         params: OrgParams,
         body: PutSsoBody,
         response: { 200: Type.Ref(SsoConfigSchema) },
@@ -66,6 +68,23 @@ export function registerSsoConfigRoutes(v1: Api, sso: SsoService): void {
       await sso.remove(ownerOrg(request), requireAuth(request).tenant);
       return { ok: true as const };
     },
+  );
+
+  v1.post(
+    '/orgs/:orgId/sso/domains/:domain/verify',
+    {
+      config: { scope: 'members:write' },
+      schema: {
+        tags,
+        operationId: 'verifySsoDomain',
+        summary: "Verify an e-mail domain of the organisation's single sign-on by its DNS TXT record; Owner only",
+        description:
+          'Looks up the TXT records at the `dns_record.name` GET shows (`_opsplatform.<domain>`); one must hold `dns_record.value`. Found → 200 with the domain verified (an already verified domain answers as it is). No record, or none holding the token → 400 naming the record looked up. The DNS look-up failing (timeout, SERVFAIL) → 503 with Retry-After. Another organisation verified the domain first → 409. A domain not in the settings → 404.',
+        params: DomainParams,
+        response: { 200: Type.Ref(SsoDomainSchema) },
+      },
+    },
+    async (request) => sso.verifyDomain(ownerOrg(request), request.params.domain, requireAuth(request).tenant),
   );
 
   v1.post(

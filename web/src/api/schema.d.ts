@@ -421,7 +421,7 @@ export interface paths {
         put?: never;
         /**
          * Loki push API: protobuf + snappy or JSON (gzip accepted); what Promtail, Alloy, Vector's loki sink, pino-loki and winston-loki send
-         * @description Each line becomes an event of the dataset named by the stream label `dataset`, else `service_name`, else `job`, else `loki`; the other labels and structured metadata go to `payload.labels`; a JSON line is parsed into the payload (its `message`/`msg` and `level`/`severity` into the event). Answers 204 once the lines are durable; lines that break a limit are refused alone (400 naming them, the others stored). Authorization: Bearer, or Basic with the token as the password. Errors are plain text. Limits: 10 MB body after decompression, 10,000 lines. See docs/shippers.md.
+         * @description Each line becomes an event of the dataset named by the stream label `dataset`, else `service_name`, else `job`, else `loki`; the other labels and structured metadata go to `payload.labels`; a line that is a JSON object is mapped as native ingest maps an NDJSON line (ts, severity, event, actor, source, message, event_id and their aliases to the event, the rest to the payload), with the entry timestamp and a `level` label where the line has none; any other line is the message. Answers 204 once the lines are durable; lines that break a limit or a field rule are refused alone (400 naming them, the others stored). Authorization: Bearer, or Basic with the token as the password. Errors are plain text. Limits: 10 MB body after decompression, 10,000 lines. See docs/shippers.md.
          *
          *     Requires scope `logs:write`.
          */
@@ -465,7 +465,7 @@ export interface paths {
         put?: never;
         /**
          * Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send
-         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, `message`/`msg` → message, the rest → payload; `_id` is the event's client id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
+         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); the document is mapped as native ingest maps an NDJSON line (ts, severity, event, actor, source, message, event_id and their aliases such as `@timestamp`, `log.level`, `msg` to the event, the rest to the payload); `_id` is the event's client id where the document has no event_id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
          *
          *     Requires scope `logs:write`.
          */
@@ -487,7 +487,7 @@ export interface paths {
         put?: never;
         /**
          * Elasticsearch bulk API: index and create actions, one per document; what Filebeat, Fluent Bit, Vector, Logstash, syslog-ng's elasticsearch-http(), pino-elasticsearch and the official client's bulk helper send
-         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); `@timestamp`/`timestamp`/`time` → ts, `level`/`log.level`/`severity` → severity, `message`/`msg` → message, the rest → payload; `_id` is the event's client id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
+         * @description NDJSON: an action line (`{"index":{"_index":"games","_id":"…"}}` or `create`), then the document. The index is the dataset (the URL's `{index}` when the action names none); the document is mapped as native ingest maps an NDJSON line (ts, severity, event, actor, source, message, event_id and their aliases such as `@timestamp`, `log.level`, `msg` to the event, the rest to the payload); `_id` is the event's client id where the document has no event_id, so a retried bulk is stored once. A bad line, an unknown action or a document that breaks a limit fails as its own item (Elasticsearch's error shape); the others are stored. Authorization: Bearer, Basic with the token as the password, or ApiKey. Limits: 10 MB body after decompression, 10,000 actions.
          *
          *     Requires scope `logs:write`.
          */
@@ -964,7 +964,7 @@ export interface paths {
         get: operations["getSso"];
         /**
          * Configure the organisation's single sign-on (OpenID Connect); Owner only
-         * @description The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). An e-mail domain another organisation holds → 409.
+         * @description The issuer's discovery document and its keys (jwks_uri) are fetched and checked before anything is saved (400 naming `issuer` with the call that failed and why, never quoting the provider's answer). Private, loopback and metadata addresses are refused unless the server allows them (OPS_OUTBOUND_ALLOW_PRIVATE). Each e-mail domain is answered with its state: a new one is unverified and routes nobody until its DNS TXT record is verified (POST …/sso/domains/{domain}/verify); one kept from the saved settings keeps its token and verification. A domain another organisation has verified → 409.
          *
          *     Requires scope `members:write`.
          */
@@ -975,6 +975,28 @@ export interface paths {
          * @description Requires scope `members:write`.
          */
         delete: operations["deleteSso"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{orgId}/sso/domains/{domain}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an e-mail domain of the organisation's single sign-on by its DNS TXT record; Owner only
+         * @description Looks up the TXT records at the `dns_record.name` GET shows (`_opsplatform.<domain>`); one must hold `dns_record.value`. Found → 200 with the domain verified (an already verified domain answers as it is). No record, or none holding the token → 400 naming the record looked up. The DNS look-up failing (timeout, SERVFAIL) → 503 with Retry-After. Another organisation verified the domain first → 409. A domain not in the settings → 404.
+         *
+         *     Requires scope `members:write`.
+         */
+        post: operations["verifySsoDomain"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1259,7 +1281,7 @@ export interface components {
             id: string;
             /** Format: date-time */
             ts: string;
-            /** @description what changed, e.g. token.revoke; one of token.create, token.revoke, member.invite, member.role_change, member.remove, user.sign_in, user.password_set, org.create, org.plan_change, org.owner_transfer, project.create, dataset.create, dataset.update, dataset.archive, file.delete, file.restore, file.purge, monitor.create, monitor.update, monitor.delete, channel.create, channel.update, channel.delete, sso.configure, sso.sign_in */
+            /** @description what changed, e.g. token.revoke; one of token.create, token.revoke, member.invite, member.role_change, member.remove, user.sign_in, user.password_set, org.create, org.plan_change, org.owner_transfer, project.create, dataset.create, dataset.update, dataset.archive, file.delete, file.restore, file.purge, monitor.create, monitor.update, monitor.delete, channel.create, channel.update, channel.delete, sso.configure, sso.sign_in, sso.domain_verify */
             action: string;
             actor: {
                 type: "user" | "token" | "operator";
@@ -1285,12 +1307,33 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        SsoDomain: {
+            /** @description lower case, e.g. studio.example */
+            domain: string;
+            /** @description true once its DNS TXT record was found: only a verified domain routes "Sign in with SSO" and signs members up */
+            verified: boolean;
+            /**
+             * Format: date-time
+             * @description present once verified
+             */
+            verified_at?: string;
+            /** @description present until verified: the record to publish at the domain's DNS provider */
+            dns_record?: {
+                /** @enum {string} */
+                type: "TXT";
+                /** @description _opsplatform.<domain> */
+                name: string;
+                /** @description opsplatform-domain-verification=<token>; the token is this organisation's for this domain, the same until the domain leaves the settings */
+                value: string;
+            };
+        };
         SsoConfig: {
             issuer: string;
             client_id: string;
             /** @description always masked */
             client_secret: string;
-            email_domains: string[];
+            /** @description in the order of their names */
+            email_domains: components["schemas"]["SsoDomain"][];
             default_role: string;
             enforce: boolean;
             /** @description the redirect URI to register at the provider: OPS_PUBLIC_URL + /dashboard/sso/callback */
@@ -2409,7 +2452,7 @@ export interface operations {
                 "application/json": ({
                     /** @description Default: now. */
                     ts?: string | number;
-                    /** @description debug, info, warn, error, fatal (any case), an alias (warning, critical…) or an OpenTelemetry severity number. Default: default_severity of the dataset. */
+                    /** @description debug, info, warn, error, fatal (any case), an alias (warning, critical, notice…) or an OpenTelemetry severity number. Default: default_severity of the dataset. */
                     severity?: string | number;
                     event?: string;
                     actor?: string;
@@ -2428,7 +2471,7 @@ export interface operations {
                 })[] | ({
                     /** @description Default: now. */
                     ts?: string | number;
-                    /** @description debug, info, warn, error, fatal (any case), an alias (warning, critical…) or an OpenTelemetry severity number. Default: default_severity of the dataset. */
+                    /** @description debug, info, warn, error, fatal (any case), an alias (warning, critical, notice…) or an OpenTelemetry severity number. Default: default_severity of the dataset. */
                     severity?: string | number;
                     event?: string;
                     actor?: string;
@@ -4528,7 +4571,7 @@ export interface operations {
                 cursor?: string;
                 /** @description the actor's id */
                 actor?: string;
-                action?: "token.create" | "token.revoke" | "member.invite" | "member.role_change" | "member.remove" | "user.sign_in" | "user.password_set" | "org.create" | "org.plan_change" | "org.owner_transfer" | "project.create" | "dataset.create" | "dataset.update" | "dataset.archive" | "file.delete" | "file.restore" | "file.purge" | "monitor.create" | "monitor.update" | "monitor.delete" | "channel.create" | "channel.update" | "channel.delete" | "sso.configure" | "sso.sign_in";
+                action?: "token.create" | "token.revoke" | "member.invite" | "member.role_change" | "member.remove" | "user.sign_in" | "user.password_set" | "org.create" | "org.plan_change" | "org.owner_transfer" | "project.create" | "dataset.create" | "dataset.update" | "dataset.archive" | "file.delete" | "file.restore" | "file.purge" | "monitor.create" | "monitor.update" | "monitor.delete" | "channel.create" | "channel.update" | "channel.delete" | "sso.configure" | "sso.sign_in" | "sso.domain_verify";
                 target_id?: string;
                 /** @description entries at or after this time */
                 from?: string;
@@ -4633,7 +4676,7 @@ export interface operations {
                     client_id: string;
                     /** @description required the first time; absent on a change: the stored one is kept */
                     client_secret?: string;
-                    /** @description members whose e-mail is in one of these domains sign in through this provider */
+                    /** @description members whose e-mail is in one of these domains sign in through this provider once the domain is verified (POST …/sso/domains/{domain}/verify); a domain kept from the saved settings keeps its token and verification, a new one starts unverified */
                     email_domains: string[];
                     /** @description the role of a member created on first sign-in (Admin, Developer, Viewer…; never Owner) */
                     default_role: string;
@@ -4693,6 +4736,48 @@ export interface operations {
                         /** @enum {boolean} */
                         ok: true;
                     };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    verifySsoDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+                /** @description one of the organisation's email_domains, e.g. studio.example */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoDomain"];
                 };
             };
             /** @description error */

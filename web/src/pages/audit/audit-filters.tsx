@@ -32,6 +32,7 @@ export const auditActions = [
   'channel.delete',
   'sso.configure',
   'sso.sign_in',
+  'sso.domain_verify',
 ] as const satisfies ReadonlyArray<NonNullable<AuditAction>>;
 
 /** The other way round: an action the API gains (api:types) and the list lacks fails `tsc -p web` here, naming it. */

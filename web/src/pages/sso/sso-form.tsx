@@ -12,7 +12,7 @@ export function SsoForm(props: { config: SsoConfig | null; roles: string[]; onSa
   const [issuer, setIssuer] = useState(props.config?.issuer ?? '');
   const [clientId, setClientId] = useState(props.config?.client_id ?? '');
   const [secret, setSecret] = useState('');
-  const [domains, setDomains] = useState(props.config?.email_domains.join(', ') ?? '');
+  const [domains, setDomains] = useState(props.config?.email_domains.map((d) => d.domain).join(', ') ?? '');
   const [role, setRole] = useState(props.config?.default_role ?? 'Developer');
   const [enforce, setEnforce] = useState(props.config?.enforce ?? false);
   const [busy, setBusy] = useState(false);

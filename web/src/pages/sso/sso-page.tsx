@@ -1,6 +1,7 @@
 // Single sign-on for Owners (DECISIONS.md §22, docs/sso.md): the organisation's OpenID Connect
-// provider, the callback URL to register there, "Test the configuration", and turning it off.
-// Requests: use-sso-config.ts (read), use-sso-writes.ts (save, test, remove).
+// provider, the callback URL to register there, its e-mail domains and their verification,
+// "Test the configuration", and turning it off.
+// Requests: use-sso-config.ts (read), use-sso-writes.ts (save, verify, test, remove).
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ErrorNote, Loading } from '../../components/notes';
@@ -8,6 +9,7 @@ import { CopyField } from '../../components/copy-field';
 import type { Route } from '../../router';
 import { useSession } from '../../session';
 import { useRoles } from '../members/use-members';
+import { DomainsPanel } from './domains-panel';
 import { SsoForm } from './sso-form';
 import { TestReport } from './test-report';
 import { useSsoConfig } from './use-sso-config';
@@ -57,13 +59,26 @@ export function SsoPage(_props: { route: Route }): JSX.Element {
       <p class="note ok small" role="status">
         {notice}
       </p>
+      {config && (
+        <DomainsPanel
+          domains={config.email_domains}
+          onVerified={(d) => {
+            setNotice(`Verified: ${d.domain} signs in through your provider.`);
+            reload();
+          }}
+        />
+      )}
       {config !== undefined && (
         <SsoForm
           key={config?.updated_at ?? 'new'}
           config={config}
           roles={roles.map((r) => r.name).filter((r) => r !== 'Owner')}
-          onSaved={() => {
-            setNotice('Saved: the provider answered and the configuration is in use.');
+          onSaved={(saved) => {
+            setNotice(
+              saved.email_domains.every((d) => d.verified)
+                ? 'Saved: the provider answered and the configuration is in use.'
+                : 'Saved: the provider answered. Verify each e-mail domain below before its members can sign in with SSO.',
+            );
             setReport(undefined);
             reload();
           }}

@@ -6,6 +6,7 @@ import { ApiError } from '../../api/errors';
 import type { components } from '../../api/schema';
 
 export type SsoConfig = components['schemas']['SsoConfig'];
+export type SsoDomain = components['schemas']['SsoDomain'];
 
 export function useSsoConfig(orgId: string): { config: SsoConfig | null | undefined; error: unknown; reload: () => void } {
   const [config, setConfig] = useState<SsoConfig | null>();

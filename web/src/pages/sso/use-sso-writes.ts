@@ -1,9 +1,9 @@
 // The SSO page's writes, one hook a request: save (PUT /v1/orgs/{orgId}/sso), turn off (DELETE),
-// test the saved configuration (POST …/sso/test).
+// test the saved configuration (POST …/sso/test), verify a domain (POST …/sso/domains/{domain}/verify).
 import { api, data } from '../../api/client';
 import type { paths } from '../../api/schema';
 import { useSession } from '../../session';
-import type { SsoConfig } from './use-sso-config';
+import type { SsoConfig, SsoDomain } from './use-sso-config';
 
 export type SsoInput = paths['/v1/orgs/{orgId}/sso']['put']['requestBody']['content']['application/json'];
 export type SsoTestReport = paths['/v1/orgs/{orgId}/sso/test']['post']['responses']['200']['content']['application/json'];
@@ -21,4 +21,9 @@ export function useRemoveSso(): () => Promise<void> {
 export function useTestSso(): () => Promise<SsoTestReport> {
   const { target } = useSession();
   return () => data(api.POST('/v1/orgs/{orgId}/sso/test', { params: { path: { orgId: target.org_id } } }));
+}
+
+export function useVerifySsoDomain(): (domain: string) => Promise<SsoDomain> {
+  const { target } = useSession();
+  return (domain) => data(api.POST('/v1/orgs/{orgId}/sso/domains/{domain}/verify', { params: { path: { orgId: target.org_id, domain } } }));
 }
