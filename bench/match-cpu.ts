@@ -45,7 +45,10 @@ const rows = Array.from({ length: count }, (_, k): MonitorsTable => ({
 let notified = 0;
 const matcher = new MatchEvaluator({
   clock: { now: () => Date.now() } as never,
-  notifications: { enqueue: async () => { notified++; return undefined as never; } },
+  // No channel: each notification is its monitor's last_match_at alone (matcher.ts notify).
+  notifications: { prepare: async () => ({ rows: [] }), store: async () => undefined, wake: () => undefined },
+  db: {} as never,
+  recordMatch: async () => { notified++; },
   load: async () => rows,
   datasets: async () => [{ id: 'ds1', name: 'game' }],
   apiUrl: () => 'http://localhost',

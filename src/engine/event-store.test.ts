@@ -117,18 +117,27 @@ describe('LoggedEventStore (write-ahead log + DuckDB worker)', () => {
   });
 });
 
-test('a second process cannot open the same store: EventStoreLockedError', async () => {
-  const { EventStoreLockedError } = await import('./event-store.js');
+test('a second process cannot open the same store: EventStoreLockedError naming the store; it opens once the first has closed it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-lock-'));
   const { spawnSync } = await import('node:child_process');
+  /** Opens the store in another process: what it got, an EventStoreLockedError's message or "opened". */
+  const openElsewhere = () => {
+    const script = `Promise.all([import('${path.resolve('src/engine/logged-event-store.ts')}'), import('${path.resolve('src/engine/event-store.ts')}')]).then(async ([m, s]) => { try { const store = await m.LoggedEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); await store.close(); console.log('opened'); } catch (e) { console.log(e instanceof s.EventStoreLockedError ? 'locked: ' + e.message : String(e)); } process.exit(0); })`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8' });
+    return { out: run.stdout.trim(), err: run.stderr };
+  };
   const first = await LoggedEventStore.open({ dir, now: () => 0, names: async () => new Map() });
   try {
-    const script = `Promise.all([import('${path.resolve('src/engine/logged-event-store.ts')}'), import('${path.resolve('src/engine/event-store.ts')}')]).then(async ([m, s]) => { try { await m.LoggedEventStore.open({ dir: ${JSON.stringify(dir)}, now: () => 0, names: async () => new Map() }); console.log('opened'); } catch (e) { console.log(e instanceof s.EventStoreLockedError ? 'locked' : String(e)); } process.exit(0); })`;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8' });
-    assert.equal(run.stdout.trim(), 'locked', run.stderr);
-    assert.ok(EventStoreLockedError);
+    const held = openElsewhere();
+    // The message is what opsctl and the server print: it names the store that is held.
+    assert.equal(held.out, `locked: the event store ${path.join(dir, 'events.duckdb')} is in use by another process`, held.err);
   } finally {
     await first.close();
+  }
+  try {
+    const freed = openElsewhere();
+    assert.equal(freed.out, 'opened', freed.err);
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

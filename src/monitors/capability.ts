@@ -53,6 +53,8 @@ export function openMonitors(
   const matcher = new MatchEvaluator({
     clock: ctx.clock,
     notifications,
+    db,
+    recordMatch: (tenant, id, at, trx) => monitors.recordMatch(tenant, id, at, trx),
     load: (tenant) => monitors.matchMonitors(tenant),
     datasets: (tenant) => deps.events.datasets.listActive(tenant),
     apiUrl: () => deps.urls.api,

@@ -10,7 +10,7 @@ import { iso, type Clock } from '../shared/clock.js';
 import { durationMs } from './durations.js';
 import { nextDueMs, slotKey } from './schedule.js';
 import { parseThresholdQuery, type Condition } from './monitor.js';
-import { step, type StepSettings } from './state-machine.js';
+import { breaches, step, type StepSettings } from './state-machine.js';
 import { groupEvents, groupValues, type GroupValue } from './window-query.js';
 import { WindowCounts } from './window-counts.js';
 import { tenantKey } from '../tenancy/tenant.js';
@@ -27,6 +27,8 @@ type Write = (db: Kysely<Database>) => Promise<void>;
 interface Evaluation {
   high: number | null;
   low: number | null;
+  /** Whether a group's value met the condition (status.last_match_at); a breach for want of data (`no_data: alerting`) is not a match. */
+  matched: boolean;
   writes: Write[];
   /** Whether the writes store notifications (the delivery worker is woken after the commit only then). */
   notifies: boolean;
@@ -206,10 +208,11 @@ export class Evaluator {
    * Moves the monitor to its next slot (schedule.ts: an offset inside `every` of its statement's,
    * so that monitors do not all fall due together) and frees the lease, only if the lease is still ours
    * and the monitor unchanged since it was read (the fence of commit and release); whether it did.
-   * With an evaluation, also when it was evaluated and its values (the Monitor's status).
+   * With an evaluation, also when it was evaluated, its values and, when a group's value met the
+   * condition, that it matched now (the Monitor's status): no write of its own.
    */
   private async advance(db: Kysely<Database>, row: MonitorsTable, now: number, evaluated?: Evaluation): Promise<boolean> {
-    const stored = evaluated ? { last_eval_at: iso(now), last_high: evaluated.high, last_low: evaluated.low } : {};
+    const stored = evaluated ? { last_eval_at: iso(now), last_high: evaluated.high, last_low: evaluated.low, ...(evaluated.matched ? { last_match_at: iso(now) } : {}) } : {};
     const moved = await db
       .updateTable('monitors')
       .set({ next_eval_at: iso(nextDueMs(slotKey(row), durationMs(row.every!) ?? 60_000, now)), lease_until: null, lease_owner: null, ...stored })
@@ -265,6 +268,7 @@ export class Evaluator {
     let notifies = false;
     let high: number | null = null;
     let low: number | null = null;
+    let matched = false;
     const tenant: Tenant = { orgId: row.org_id, projectId: row.project_id, mode: row.mode };
     const query = parseThresholdQuery(row.q);
     const from = now - durationMs(row.window!)!;
@@ -292,6 +296,7 @@ export class Evaluator {
       if (value !== null) {
         high = high === null || value > high ? value : high;
         low = low === null || value < low ? value : low;
+        matched ||= breaches(value, condition, 'ok');
       }
       const next = step(prev, value, now, settings);
       if (next.state !== prev.state) writes.push((db) => this.groups.recordChange(tenant, row.id, key, prev.state, next.state, value, now, db));
@@ -320,6 +325,6 @@ export class Evaluator {
       notifies = true;
     }
     // When it was evaluated and its values (the Monitor's status) go with the move to the next interval (advance).
-    return { high, low, writes, notifies };
+    return { high, low, matched, writes, notifies };
   }
 }

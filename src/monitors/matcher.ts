@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { Logger } from '../app/logger.js';
+import type { Database } from '../stores/metadata/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { NewEvent } from '../engine/event-store.js';
@@ -25,6 +27,10 @@ import { payloadParsedFor } from '../query/soql/index.js';
  *
  * Nothing here blocks the ingest answer: matching is synchronous and in memory, loading a
  * tenant's monitors and enqueueing notifications are asynchronous, their errors logged.
+ *
+ * Each notification is stored in one transaction with the monitor's `last_match_at` (its latest
+ * match's time), so the status every process reads never shows a match that was not notified,
+ * and matching writes nothing per event: one row per notification, at most two a `group_window`.
  */
 
 /** How long a tenant's compiled monitors are trusted before they are read again (another process may have changed them). */
@@ -59,13 +65,19 @@ interface Window {
   monitor: CompiledMonitor;
   openedAt: number;
   count: number;
+  /** When its latest match arrived (the matched events' ingested_at). */
+  lastMatchAt: number;
   events: StoredEvent[];
   timer: NodeJS.Timeout;
 }
 
 export interface MatcherDeps {
   clock: Clock;
-  notifications: Pick<NotificationService, 'enqueue'>;
+  notifications: Pick<NotificationService, 'prepare' | 'store' | 'wake'>;
+  /** The metadata store: a notification and the monitor's last_match_at are written in one transaction of it. */
+  db: Kysely<Database>;
+  /** Stores the monitor's last_match_at (only ever moved forward) in `db`. */
+  recordMatch: (tenant: Tenant, monitorId: string, at: number, db: Kysely<Database>) => Promise<void>;
   /** The tenant's match monitors (all of them; muted ones are skipped here). */
   load: (tenant: Tenant) => Promise<MonitorsTable[]>;
   /** The tenant's active datasets. */
@@ -191,6 +203,7 @@ export class MatchEvaluator {
     if (open) {
       open.monitor = monitor;
       open.count += hits.length;
+      open.lastMatchAt = Math.max(open.lastMatchAt, now);
       for (const hit of hits) {
         if (open.events.length >= maxPendingEvents) break;
         open.events.push(hit);
@@ -198,7 +211,7 @@ export class MatchEvaluator {
       return;
     }
     // The first match: notified at once, and the window opens.
-    this.notify(tenant, monitor, hits, hits.length, now, now);
+    this.notify(tenant, monitor, hits, hits.length, now, now, now);
     this.open(tenant, monitor, now);
   }
 
@@ -206,7 +219,7 @@ export class MatchEvaluator {
     const id = monitor.row.id;
     const timer = setTimeout(() => this.flush(id, true), monitor.groupMs);
     timer.unref();
-    this.windows.set(id, { tenant, monitor, openedAt: now, count: 0, events: [], timer });
+    this.windows.set(id, { tenant, monitor, openedAt: now, count: 0, lastMatchAt: now, events: [], timer });
   }
 
   /** The window ends: its matches go out together, and (when there were some) the next window opens. */
@@ -217,17 +230,22 @@ export class MatchEvaluator {
     this.windows.delete(id);
     if (window.count === 0) return;
     const now = this.deps.clock.now();
-    this.notify(window.tenant, window.monitor, window.events, window.count, window.openedAt, now);
+    this.notify(window.tenant, window.monitor, window.events, window.count, window.openedAt, window.lastMatchAt, now);
     if (reopen && !this.stopped) this.open(window.tenant, window.monitor, now);
   }
 
-  private notify(tenant: Tenant, monitor: CompiledMonitor, events: StoredEvent[], total: number, startedAt: number, now: number): void {
+  /**
+   * Stores the notification of `total` matches, the latest at `lastMatchAt`, with the monitor's
+   * last_match_at in one transaction (a monitor without channels stores the time alone).
+   */
+  private notify(tenant: Tenant, monitor: CompiledMonitor, events: StoredEvent[], total: number, startedAt: number, lastMatchAt: number, now: number): void {
     const sent = events.slice(0, maxNotifiedEvents);
     const from = Math.min(startedAt, ...sent.map((e) => e.ts));
     const to = Math.max(now, ...sent.map((e) => e.ts + 1));
     const { row } = monitor;
-    this.track(
-      this.deps.notifications.enqueue(tenant, {
+    const { notifications, db, recordMatch } = this.deps;
+    const store = async () => {
+      const prepared = await notifications.prepare(tenant, {
         channelIds: monitor.channelIds,
         monitor: { id: row.id, name: row.name, kind: row.kind },
         status: 'firing',
@@ -240,8 +258,15 @@ export class MatchEvaluator {
         events_total: total,
         events: sent.map((e) => JSON.parse(apiEventJson(e, tenant)) as Record<string, unknown>),
         url: explorerUrl(this.deps.apiUrl(), monitor.query, from, to),
-      }),
-    );
+      });
+      if (!prepared.rows.length) return recordMatch(tenant, row.id, lastMatchAt, db);
+      await db.transaction().execute(async (trx) => {
+        await recordMatch(tenant, row.id, lastMatchAt, trx);
+        await notifications.store(prepared, trx);
+      });
+      notifications.wake();
+    };
+    this.track(store());
   }
 
   /** Runs the work in the background: its failure is logged, and stop() waits for it. */

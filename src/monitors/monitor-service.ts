@@ -66,6 +66,7 @@ export class MonitorService {
           last_eval_at: null,
           last_high: null,
           last_low: null,
+          last_match_at: null,
           created_at: now,
           updated_at: now,
         };
@@ -100,6 +101,21 @@ export class MonitorService {
   /** The tenant's match monitors (the write path's cache fills from here). */
   async matchMonitors(tenant: Tenant): Promise<MonitorsTable[]> {
     return scoped(this.db, tenant).selectFrom('monitors').selectAll().where('kind', '=', 'match').execute();
+  }
+
+  /**
+   * A match monitor matched at `at` (ms): its last_match_at, written in the caller's transaction
+   * with the notification (matcher.ts). Only moved forward: processes and hosts that match the
+   * same monitor write in any order (ISO times of one width compare as text).
+   */
+  async recordMatch(tenant: Tenant, id: string, at: number, db: Kysely<Database> = this.db): Promise<void> {
+    const text = iso(at);
+    await scoped(db, tenant)
+      .updateTable('monitors')
+      .set({ last_match_at: text })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_match_at', 'is', null), eb('last_match_at', '<', text)]))
+      .execute();
   }
 
   /** Merges the patch over the stored monitor and checks the whole again; `kind` cannot change. */

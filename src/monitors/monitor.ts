@@ -82,7 +82,7 @@ export function parseMatchQuery(q: string): SoqlQuery {
  * Checks a whole monitor (after defaults, or a PATCH merged over the stored one) and answers the
  * row's columns. Every problem is a 400 naming the field, or a SOQL error with its position.
  */
-export function checkMonitor(input: MonitorInput): Omit<MonitorsTable, 'id' | 'org_id' | 'project_id' | 'mode' | 'next_eval_at' | 'lease_until' | 'lease_owner' | 'last_eval_at' | 'last_high' | 'last_low' | 'created_at' | 'updated_at'> {
+export function checkMonitor(input: MonitorInput): Omit<MonitorsTable, 'id' | 'org_id' | 'project_id' | 'mode' | 'next_eval_at' | 'lease_until' | 'lease_owner' | 'last_eval_at' | 'last_high' | 'last_low' | 'last_match_at' | 'created_at' | 'updated_at'> {
   if (input.muted_until != null && Number.isNaN(Date.parse(input.muted_until))) throw badRequest('muted_until: not a date-time', { field: 'muted_until' });
   const common = {
     name: input.name,

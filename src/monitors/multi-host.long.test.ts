@@ -114,6 +114,26 @@ describe('monitors on several hosts', { skip, concurrency: true }, () => {
       assert.equal(matched.reduce((n, x) => n + x.events_total, 0), 10);
       const messages = matched.flatMap((x) => x.events.map((e) => e.message));
       assert.equal(new Set(messages).size, messages.length);
+
+      // status.last_match_at is the metadata store's: both hosts answer the latest match of
+      // either, as notified (each host matched its own events, in its own memory).
+      const statusOn = async (host: typeof a, id: string) => {
+        const res = await host.api('GET', `/monitors/${id}`);
+        assert.equal(res.status, 200, res.text);
+        return res.body.status as { last_match_at: string | null };
+      };
+      const latest = matched.flatMap((x) => (x.events as Array<{ ingested_at: string }>).map((e) => e.ingested_at)).sort().at(-1);
+      for (const host of [a, b]) assert.equal((await statusOn(host, match.body.id)).last_match_at, latest);
+      // A threshold monitor's: the evaluation that fired it or a later one whose condition held
+      // (they go on every minute); the same on both hosts once no evaluation lands between the reads.
+      for (const id of new Set(all.filter((x) => x.monitor.kind === 'threshold').map((x) => x.monitor.id))) {
+        const fired = all.find((x) => x.monitor.id === id)! as unknown as { window: { to: string } };
+        const [onA, onB] = await eventually(
+          () => Promise.all([statusOn(a, id), statusOn(b, id)]),
+          ([x, y]) => x.last_match_at === y.last_match_at,
+        );
+        assert.ok(onA.last_match_at && onB.last_match_at && onA.last_match_at >= fired.window.to, `${id}: ${onA.last_match_at} after ${fired.window.to}`);
+      }
     } finally {
       await receiver.close();
       await s.close();

@@ -85,18 +85,20 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     const first = gap(firing.next_evaluation_at, firing.last_evaluated_at);
     assert.ok(first > 0 && first <= 2 * minute, `due again within every after the evaluation: ${first} ms`);
     assert.ok(firing.last_notified_at && Date.parse(firing.last_notified_at) >= Date.parse(firing.last_evaluated_at!));
-    assert.equal(firing.last_match_at, null);
+    assert.equal(firing.last_match_at, firing.last_evaluated_at, 'the condition held at this evaluation');
 
-    // Just before its slot it is not due: nothing changes.
-    const early = Math.max(0, first - 1_000);
-    if (first > 1_000) {
-      assert.equal(await evaluate(early), 0);
+    // Before its slot it is not due: nothing changes. The clock runs on meanwhile (the store's
+    // reads take their time, on ClickHouse above all), so both moves are measured from its now.
+    const untilSlot = () => Date.parse(firing.next_evaluation_at!) - s.clock.now();
+    if (untilSlot() > 10_000) {
+      assert.equal(await evaluate(untilSlot() - 10_000), 0);
       assert.deepEqual(await status(id), firing);
     }
     // At its slot: still firing (the events are in the 5m window).
-    assert.equal(await evaluate(first - early), 1);
+    assert.equal(await evaluate(Math.max(0, untilSlot())), 1);
     const again = await status(id);
     assert.equal(again.state, 'firing');
+    assert.equal(again.last_match_at, again.last_evaluated_at);
     assert.ok(gap(again.last_evaluated_at, firing.next_evaluation_at) >= 0);
     // From its slot on, due every `every` exactly.
     assert.equal(gap(again.next_evaluation_at, firing.next_evaluation_at), 2 * minute, 'the next evaluation moved on by every');
@@ -107,6 +109,7 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     const resolved = await status(id);
     assert.deepEqual([resolved.state, resolved.groups_firing, resolved.last_value], ['no_data', 0, null]);
     assert.ok(gap(resolved.last_evaluated_at, again.last_evaluated_at) >= 5 * minute);
+    assert.equal(resolved.last_match_at, again.last_evaluated_at, 'the last evaluation whose condition held');
     await s.request('DELETE', `/monitors/${id}`);
   });
 
@@ -160,20 +163,34 @@ describe("a monitor's status in GET /monitors and GET /monitors/{id} (docs/monit
     await s.request('DELETE', `/monitors/${alerting.id}`);
   });
 
-  test('a match monitor is watching, never scheduled; last_notified_at once a match is notified', async () => {
+  test('a match monitor is watching, never scheduled; last_match_at and last_notified_at once a match is notified, not before', async () => {
     const [ch, receiver] = await channel();
-    const created = await create({ kind: 'match', q: 'event:s4.flag', channel_ids: [ch], window: undefined });
+    const created = await create({ kind: 'match', q: 'event:s4.flag', channel_ids: [ch], group_window: '1s', window: undefined });
     assert.deepEqual(created.status, { state: 'watching', groups_firing: 0, last_value: null, last_evaluated_at: null, next_evaluation_at: null, last_match_at: null, last_notified_at: null });
-    // A test notification is not a notification of the monitor's.
+    // An event that does not match, then a test notification (not one of the monitor's): still nothing.
+    await ingest('s4.other', { a: 1 });
     assert.equal((await s.request('POST', `/monitors/${created.id}/test`)).status, 202);
     await receiver.waitFor(1);
-    assert.equal((await status(created.id)).last_notified_at, null);
+    assert.deepEqual(await status(created.id).then((x) => [x.last_match_at, x.last_notified_at]), [null, null]);
     await ingest('s4.flag', { a: 1 });
-    await receiver.waitFor(2);
+    const [, first] = await receiver.waitFor(2);
     const after = await status(created.id);
     assert.equal(after.state, 'watching');
     assert.ok(after.last_notified_at);
     assert.equal(after.next_evaluation_at, null);
+    // The matching event's ingest time, as its notification shows it (stored with that notification).
+    const notified = (JSON.parse(first!.body) as { events: Array<{ ingested_at: string }> }).events;
+    assert.equal(after.last_match_at, notified[0]!.ingested_at);
+
+    // A later match (the clock 5 s on), notified at once or with its group: last_match_at moves to it.
+    s.clock.advance(5_000);
+    await ingest('s4.flag', { b: 1 });
+    const [, , third] = await receiver.waitFor(3);
+    const later = (JSON.parse(third!.body) as { events: Array<{ ingested_at: string; source: string }> }).events;
+    assert.deepEqual(later.map((e) => e.source), ['b']);
+    const moved = await status(created.id);
+    assert.equal(moved.last_match_at, later[0]!.ingested_at);
+    assert.ok(gap(moved.last_match_at, after.last_match_at) >= 5_000);
     await s.request('DELETE', `/monitors/${created.id}`);
   });
 

@@ -24,7 +24,11 @@ export interface MonitorStatus {
   last_evaluated_at: string | null;
   /** When the scheduler evaluates it next (in the past: due, taken at the next tick). */
   next_evaluation_at: string | null;
-  /** Match: not stored (matching is in memory, per process), so null for now. */
+  /**
+   * When it last matched, null before: match, the ingest time of its latest matching event (as of
+   * its latest notification, at most `group_window` behind); threshold, the last evaluation at
+   * which a group's value met the condition. From the monitor's row (MonitorsTable.last_match_at).
+   */
   last_match_at: string | null;
   /** When it last stored a firing or resolved notification (tests left out). */
   last_notified_at: string | null;
@@ -49,7 +53,7 @@ export class MonitorStatuses {
     for (const row of rows) {
       const last_notified_at = notified.get(row.id) ?? null;
       if (row.kind === 'match') {
-        statuses.set(row.id, { state: 'watching', groups_firing: 0, last_value: null, last_evaluated_at: null, next_evaluation_at: null, last_match_at: null, last_notified_at });
+        statuses.set(row.id, { state: 'watching', groups_firing: 0, last_value: null, last_evaluated_at: null, next_evaluation_at: null, last_match_at: row.last_match_at, last_notified_at });
         continue;
       }
       const g = groups.get(row.id) ?? { firing: 0, pending: 0 };
@@ -61,7 +65,7 @@ export class MonitorStatuses {
         last_value: lastValue,
         last_evaluated_at: row.last_eval_at,
         next_evaluation_at: nextEvaluation(row, now),
-        last_match_at: null,
+        last_match_at: row.last_match_at,
         last_notified_at,
       });
     }

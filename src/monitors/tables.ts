@@ -35,6 +35,13 @@ export interface MonitorsTable {
    */
   last_high: number | null;
   last_low: number | null;
+  /**
+   * When it last matched (migration 0021; null before the first): match, the ingest time of its
+   * latest matching event, written with the notification that carries it (matcher.ts); threshold,
+   * the last evaluation at which a group's value met the condition, written by that evaluation's
+   * commit (evaluator.ts). Only moves forward.
+   */
+  last_match_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -149,6 +149,57 @@ describe('threshold monitors: evaluation, state per group, notifications at a re
     await s.request('DELETE', `/monitors/${id}`);
   });
 
+  test('status.last_match_at: null until an evaluation whose condition holds (pending, then firing), kept once it no longer holds; a breach for want of data is no match', async () => {
+    const [ch, receiver] = await channel();
+    const id = await monitor({ q: 'event == "t10" stats count()', condition: { op: '>', value: 2 }, for: '2m', channel_ids: [ch] });
+    const status = async (monitorId = id) => {
+      const res = await s.request('GET', `/monitors/${monitorId}`);
+      assert.equal(res.status, 200, res.text);
+      return res.body.status as { state: string; last_value: number | null; last_evaluated_at: string | null; last_match_at: string | null };
+    };
+    /** A minute on, `n` events, an evaluation: the status after it. */
+    const minuteWith = async (n: number) => {
+      s.clock.advance(minute);
+      if (n) await ingest('t10', { a: n });
+      await evaluate(0);
+      return status();
+    };
+    assert.equal((await status()).last_match_at, null, 'not evaluated yet');
+    await evaluate(0);
+    const empty = await status();
+    assert.deepEqual([empty.state, empty.last_value, empty.last_match_at], ['ok', 0, null]);
+    assert.ok(empty.last_evaluated_at);
+    const below = await minuteWith(2);
+    assert.deepEqual([below.state, below.last_value, below.last_match_at], ['ok', 2, null], '2 is not > 2');
+    // The condition holds: pending (for 2m), and that evaluation is the last match.
+    const pending = await minuteWith(3);
+    assert.deepEqual([pending.state, pending.last_value], ['pending', 3]);
+    assert.equal(pending.last_match_at, pending.last_evaluated_at);
+    await minuteWith(3);
+    const firing = await minuteWith(3);
+    assert.equal(firing.state, 'firing');
+    const [fired] = await receiver.waitFor(1);
+    const body = JSON.parse(fired!.body) as { status: string; window: { to: string } };
+    assert.equal(body.status, 'firing');
+    assert.equal(firing.last_match_at, firing.last_evaluated_at);
+    assert.equal(firing.last_match_at, body.window.to, 'the evaluation that fired');
+    // Resolved: later evaluations leave it at the last one whose condition held.
+    const resolved = await minuteWith(0);
+    assert.equal(resolved.state, 'ok');
+    assert.ok(Date.parse(resolved.last_evaluated_at!) > Date.parse(firing.last_evaluated_at!));
+    assert.equal(resolved.last_match_at, firing.last_match_at);
+    const quiet = await minuteWith(1);
+    assert.equal(quiet.last_match_at, firing.last_match_at);
+
+    // no_data: alerting fires without a value: nothing matched.
+    const noData = await monitor({ q: 'event == "t10" stats avg(payload.ms)', condition: { op: '>', value: 1 }, no_data: 'alerting', channel_ids: [] });
+    await evaluate(0);
+    const alerting = await status(noData);
+    assert.deepEqual([alerting.state, alerting.last_value, alerting.last_match_at], ['firing', null, null]);
+    await s.request('DELETE', `/monitors/${id}`);
+    await s.request('DELETE', `/monitors/${noData}`);
+  });
+
   test('no_data: alerting fires on a window without a value, ok does not', async () => {
     const [ch, receiver] = await channel();
     const q = 'event == "t3" stats avg(payload.ms)';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { QueryService } from '../query/query-service.js';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { parseThresholdQuery } from './monitor.js';
-import { countedWindowMinMs, WindowCounts } from './window-counts.js';
+import { WindowCounts } from './window-counts.js';
 import { groupValues, type GroupValue } from './window-query.js';
 
 const minute = 60_000;
@@ -59,10 +59,11 @@ describe('monitors: long windows counted from the last answer', () => {
 
   test('only count(), sum and avg over windows of 15 minutes or more, without relative times or bins', () => {
     const counted = (q: string, windowMs = hour) => WindowCounts.counts(parseThresholdQuery(q), windowMs);
-    assert.equal(countedWindowMinMs, 15 * minute);
     assert.ok(counted('severity >= error stats count() by source'));
     assert.ok(counted('stats count()', 24 * hour));
+    // Windows under 15 minutes are read whole (docs/monitors.md), to the millisecond.
     assert.ok(counted('payload.map:dust stats count() by source', 15 * minute));
+    assert.ok(!counted('payload.map:dust stats count() by source', 15 * minute - 1), 'a short window is read whole');
     assert.ok(!counted('stats count()', 14 * minute), 'a short window is read whole');
     assert.ok(counted('stats sum(payload.n) by source'));
     assert.ok(counted('stats avg(bytes_raw)'));

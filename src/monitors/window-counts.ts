@@ -13,7 +13,7 @@ import { groupValues, withinWindow, type GroupValue } from './window-query.js';
  * payload text filter took 53 ms of CPU whole, a 5-minute one 6–12 ms (docs/benchmarks.md,
  * "Session 25").
  */
-export const countedWindowMinMs = 15 * 60_000;
+const countedWindowMinMs = 15 * 60_000;
 /** Statements whose tallies are kept at once (least recently evaluated dropped first): ≤ 1,000 groups each. */
 const maxKept = 5_000;
 const dayMs = 86_400_000;

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { startReceiver } from '../../notifications/test-receiver.js';
+import { eventually, startReceiver } from '../../notifications/test-receiver.js';
 import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
 import { needs } from '../../test-support/ci.js';
 
@@ -172,6 +172,10 @@ describe('dashboard Alerts pages in Chromium', needs(noBrowser), () => {
     await history.locator('[data-type="notification"] .delivery[data-state="delivered"]', { hasText: 'test' }).getByText('attempt 1: HTTP 200').waitFor();
     await history.locator('[data-type="notification"]', { hasText: 'firing' }).getByText('to ops receiver').waitFor();
     await history.locator('[data-type="state_change"]', { hasText: 'source=eu-1: ok → firing, value 7' }).waitFor();
+    // Its last match: the evaluation that fired it, as the API answers it.
+    const matchedAt = (await d.s.request('GET', `/monitors/${id}`)).body.status.last_match_at as string;
+    assert.ok(matchedAt);
+    assert.equal(await page.getByTestId('last-match').locator('time').getAttribute('datetime'), matchedAt);
     await assertNoPageOverflow(page);
     await d.screenshot(page, 'alerts-monitor');
 
@@ -230,11 +234,27 @@ describe('dashboard Alerts pages in Chromium', needs(noBrowser), () => {
     await page.getByRole('button', { name: 'Save monitor' }).click();
     await page.getByRole('heading', { name: 'Cheaters', level: 1 }).waitFor();
     await page.locator('code.query', { hasText: 'event:player.kick AND severity >= error AND source:eu*' }).waitFor();
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByTestId('last-match').getByText('never').waitFor();
+    // A matching event: its page, read again, shows when it matched (the row's time, as the API answers it).
+    await ingestKicks({ 'eu-7': 1 });
+    const matched = await eventually(
+      async () => (await d.s.request('GET', `/monitors/${id}`)).body.status.last_match_at as string | null,
+      (at) => at !== null,
+    );
+    await page.reload();
+    await page.getByRole('heading', { name: 'Cheaters', level: 1 }).waitFor();
+    assert.equal(await page.getByTestId('last-match').locator('time').getAttribute('datetime'), matched);
     await assertNoPageOverflow(page);
     await d.screenshot(page, 'alerts-monitor');
+    // The list's row says it too.
+    await page.goto(`${d.url}/alerts`);
+    const row = page.locator(`tr[data-monitor-id="${id}"]`);
+    assert.equal(await row.getByTestId('last-match').locator('time').getAttribute('datetime'), matched);
+    await row.getByRole('link', { name: 'Cheaters' }).click();
+    await page.getByRole('heading', { name: 'Cheaters', level: 1 }).waitFor();
 
     // Delete asks first; Cancel keeps it, the second time it goes.
-    const id = new URL(page.url()).pathname.split('/').pop()!;
     await page.getByTestId('delete-monitor').click();
     const dialog = page.getByRole('dialog', { name: 'Delete the monitor “Cheaters”?' });
     await dialog.getByRole('button', { name: 'Cancel' }).click();

@@ -45,7 +45,10 @@ export const MonitorStatusSchema = Type.Object(
     last_value: Type.Union([Type.Number(), Type.Null()], { description: "threshold: the last evaluation's value; over several groups the one nearest to firing (the highest for > and >=, the lowest for < and <=); null without one" }),
     last_evaluated_at: NullableTime('threshold: when it was last evaluated; null before the first evaluation (and for a match monitor)'),
     next_evaluation_at: NullableTime('threshold: when the scheduler evaluates it next (past: due at the next tick); null for a match monitor'),
-    last_match_at: NullableTime('match: not stored yet, always null'),
+    last_match_at: NullableTime(
+      'when it last matched, null before: match, the ingested_at of its latest matching event as of its latest notification (at most group_window behind); ' +
+        "threshold, the last evaluation at which a group's value met the condition",
+    ),
     last_notified_at: NullableTime('when it last stored a firing or resolved notification for its channels (tests left out)'),
   },
   { additionalProperties: false, readOnly: true, description: 'computed, read-only (not a field of POST or PATCH)' },

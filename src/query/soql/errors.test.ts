@@ -113,8 +113,20 @@ for (const [q, code, position, near, field] of TABLE) {
   });
 }
 
-test('the table is large enough', () => {
-  assert.ok(TABLE.length >= 40);
+test('every refusal of the table points into its query: `near` is the query from `position`, at most 20 characters, "" at the end (SOQL.md "Errors")', () => {
+  for (const [q] of TABLE) {
+    const err = (() => {
+      try {
+        parseSoql(q);
+      } catch (e) {
+        return e as AppError;
+      }
+      assert.fail(`accepted: ${q}`);
+    })();
+    const position = err.extra['position'] as number;
+    assert.ok(Number.isInteger(position) && position >= 0 && position <= q.length, `${q}: position ${position}`);
+    assert.equal(err.extra['near'], q.slice(position, position + 20), q);
+  }
 });
 
 test('messages read well', () => {

@@ -1252,7 +1252,7 @@ export interface components {
                 last_evaluated_at: string | null;
                 /** @description threshold: when the scheduler evaluates it next (past: due at the next tick); null for a match monitor */
                 next_evaluation_at: string | null;
-                /** @description match: not stored yet, always null */
+                /** @description when it last matched, null before: match, the ingested_at of its latest matching event as of its latest notification (at most group_window behind); threshold, the last evaluation at which a group's value met the condition */
                 last_match_at: string | null;
                 /** @description when it last stored a firing or resolved notification for its channels (tests left out) */
                 last_notified_at: string | null;

@@ -19,6 +19,7 @@ import * as monitorValues from './0017-monitor-values.js';
 import * as tokenIndexesPartial from './0018-token-indexes-partial.js';
 import * as auditAppend from './0019-audit-append.js';
 import * as ssoDomainVerification from './0020-sso-domain-verification.js';
+import * as monitorLastMatch from './0021-monitor-last-match.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '0018-token-indexes-partial': tokenIndexesPartial,
   '0019-audit-append': auditAppend,
   '0020-sso-domain-verification': ssoDomainVerification,
+  '0021-monitor-last-match': monitorLastMatch,
 };

@@ -104,9 +104,14 @@ function MonitorRow(props: { monitor: Monitor; write: boolean; onChanged: (m: Mo
             )}
           </>
         ) : (
-          <span class="muted small">
-            last notified <When iso={status.last_notified_at} empty="never" />
-          </span>
+          <>
+            <div class="muted small" data-testid="last-match">
+              last match <When iso={status.last_match_at} empty="never" />
+            </div>
+            <div class="muted small">
+              last notified <When iso={status.last_notified_at} empty="never" />
+            </div>
+          </>
         )}
       </td>
       <td class="small">

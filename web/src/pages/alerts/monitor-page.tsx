@@ -110,6 +110,11 @@ export function MonitorPage(props: { id: string }): JSX.Element {
             <dd>matches within {monitor.group_window} go out together</dd>
           </>
         )}
+        <dt>Last match</dt>
+        <dd data-testid="last-match">
+          <When iso={status.last_match_at} empty="never" />
+          <span class="muted small">{monitor.kind === 'threshold' ? ' (the last evaluation whose condition held)' : ' (the latest matching event, as of its last notification)'}</span>
+        </dd>
         <dt>Last notified</dt>
         <dd>
           <When iso={status.last_notified_at} empty="never" />
