@@ -50,8 +50,8 @@ export interface StreamMapping {
   /**
    * The payload text of a plain-text line (what Promtail and Alloy send tailing a file): its
    * payload is `{labels}` alone, so every such line of the stream stores the same JSON, written
-   * once here instead of once per line (a third of such a line's event-loop CPU; docs/benchmarks.md,
-   * "Session 18: shipper routes").
+   * once here instead of once per line (serialising it was a large part of such a line's
+   * event-loop CPU).
    */
   plainPayload: string;
 }
