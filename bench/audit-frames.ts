@@ -1,10 +1,10 @@
 // TREE=/path/to/checkout npx tsx bench/audit-frames.ts — WAL frames (deterministic) and CPU per
 // commit of a token creation with and without its audit entry, on the metadata schema of the
-// checkout TREE (default: this one) — issue #30, docs/benchmarks.md "Audit entry on a token
-// creation". The statements are the checkout's own (its precompiled token insert and
-// audit.entry), run as its writeAtomically runs them on SQLite (one better-sqlite3 transaction,
-// BEGIN IMMEDIATE) on a raw connection with the store's pragmas and automatic checkpoints off,
-// so that the WAL only grows: frames = (WAL bytes − 32) ÷ (page + 24).
+// checkout TREE (default: this one) — docs/benchmarks.md, the token-creation rows. The statements
+// are the checkout's own (its precompiled token insert and audit.entry), run as its
+// writeAtomically runs them on SQLite (one better-sqlite3 transaction, BEGIN IMMEDIATE) on a raw
+// connection with the store's pragmas and automatic checkpoints off, so that the WAL only grows:
+// frames = (WAL bytes − 32) ÷ (page + 24).
 //
 // First SEED (default 20,000) tokens with their entries over ORGS (default 50) organisations,
 // then per case COMMITS (default 500) commits: into one organisation, or spread over all.

@@ -1,7 +1,7 @@
 // tsx bench/cpu-profile-busy.ts FILE.cpuprofile — how a thread's busy time comes in one piece:
 // the runs of samples between two idle ones (a run may hold several macrotasks back to back: the
 // loop does not go idle between setImmediate turns), by length, and the runs of garbage
-// collection. What a request's p99 waits behind on the event loop (docs/benchmarks.md "Session 24").
+// collection. What a request's p99 waits behind on the event loop (docs/benchmarks.md "Profiling").
 //   mkdir -p /tmp/prof && touch /tmp/prof/start   (then touch /tmp/prof/stop when the phase ends)
 //   PROF_DIR=/tmp/prof BENCH_PARTS=threshold BENCH_THRESHOLD_ROUNDS=1 BENCH_NODE_ARGS="--import $PWD/bench/inspector-profile.mjs" npm run bench:monitors
 //   npx tsx bench/cpu-profile-busy.ts /tmp/prof/main-*.cpuprofile

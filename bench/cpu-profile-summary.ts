@@ -1,6 +1,6 @@
 // tsx bench/cpu-profile-summary.ts DIR|FILE… [--top 30] — sums the self time of V8 CPU profiles
 // (node --cpu-prof: one .cpuprofile per thread, main and workers) by function and by file, and
-// prints the top entries per profile: where a server's CPU went (docs/benchmarks.md, bench:ingest).
+// prints the top entries per profile: where a server's CPU went (docs/benchmarks.md "Profiling").
 //   BENCH_SHAPES=realistic BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench:ingest
 //   npx tsx bench/cpu-profile-summary.ts /tmp/prof
 import fs from 'node:fs';

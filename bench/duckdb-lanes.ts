@@ -1,4 +1,4 @@
-// Scratch measurement for issue #27 (docs/benchmarks.md "Monitors", session 17): does an API
+// Scratch measurement (docs/monitors.md "Beside the API"): does an API
 // read on its own DuckDB connection proceed while another connection runs the monitors' scans,
 // and how does the `threads` setting change that? For each `threads` value: an events-like table
 // of BENCH_ROWS rows (bench:query's shape), then an API-like page query (filter, ORDER BY ts DESC

@@ -5,7 +5,7 @@
 // (50,000-event loads) before /readyz answers. Prints, per run, the server's peak RSS (VmHWM) and
 // its CPU to that moment (start-up included: BENCH_CATCHUP_EVENTS=20000 shows what start-up
 // costs). BENCH_BASELINE=DIR alternates with another built checkout, rounds of both
-// (BENCH_ROUNDS, 3), and prints the medians. docs/benchmarks.md, "Session 18: ingest memory".
+// (BENCH_ROUNDS, 3), and prints the medians. docs/benchmarks.md, "Running the benches".
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -5,9 +5,9 @@
 // room left in the open row group, as the log's loader takes them) (2000,8000,24000), with DuckDB's
 // threads BENCH_THREADS (2; "1,2" compares), a fresh file per run, BENCH_EVENTS events each
 // (240,000), BENCH_ROUNDS rounds alternating (3). CPU per event over all threads of this process
-// (process.cpuUsage): the loader's side of ingest without HTTP or the log. Under bench:ingest's
-// load a loader that keeps up took 2,000–5,000 events a load; OPS_EVENTS_LOAD_INTERVAL_MS makes
-// them larger (docs/events-engine.md, "Load interval"; docs/benchmarks.md, session 20).
+// (process.cpuUsage): the loader's side of ingest without HTTP or the log. A loader that keeps
+// up takes small loads; OPS_EVENTS_LOAD_INTERVAL_MS makes them larger (docs/events-engine.md,
+// "Load interval").
 import fs from 'node:fs';
 import os from 'node:os';
 import { DuckDbEngine } from '../src/engine/duckdb/duckdb-tables.js';

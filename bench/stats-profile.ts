@@ -1,4 +1,4 @@
-// Profile (issue #17, docs/benchmarks.md session 11): variants of the SQL of
+// Profile (docs/decisions.md "SOQL stats"): variants of the SQL of
 // `stats p95(payload.ping) by source` and of payload conditions, straight on DuckDB with the
 // event store's settings, over bench:query's generated events (same distribution; the tenant
 // holds 90%). `npx tsx bench/stats-profile.ts`; the variants run interleaved (one run of each

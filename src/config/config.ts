@@ -115,10 +115,9 @@ export interface Config {
   monitorWindowCounts: boolean;
   /**
    * OPS_HOT_KEYS_AUTO: schema discovery makes a dataset's frequent payload keys hot (typed
-   * columns, issue #31) on its own. Off by default: the columns still cost the loader (6 hot
-   * keys leave it ~65% of its events per CPU second, mostly DuckDB's appending and compressing;
-   * docs/benchmarks.md "Hot payload keys"); pinned keys (PATCH /datasets/{name} hot_keys) are
-   * hot either way.
+   * columns) on its own. Off by default: the columns still cost the loader, mostly DuckDB's
+   * appending and compressing (docs/benchmarks.md, the hot-keys rows); pinned keys (PATCH
+   * /datasets/{name} hot_keys) are hot either way.
    */
   hotKeysAuto: boolean;
   /**

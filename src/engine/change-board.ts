@@ -8,8 +8,8 @@ import fs from 'node:fs';
  * Why: a worker asked the events node over loopback HTTP for every GET /datasets and every
  * query page, where a single process answers the same page again from memory while the tenant's
  * events are unchanged (logged-event-store.ts, readUnchanged): one round trip cost a worker more
- * CPU than the whole request costs a single process, so two workers served less than one
- * (docs/benchmarks.md, "The cost of a request"). With this board a worker keeps those answers
+ * CPU than the whole request costs a single process, so two workers served less than one. With
+ * this board a worker keeps those answers
  * too, under the count it read before asking, and asks again once the count moved: one pread
  * instead of a round trip.
  *

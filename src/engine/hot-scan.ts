@@ -1,7 +1,7 @@
 /**
  * The hot keys' values read straight from a payload's UTF-8 bytes (issue #31), for the loader:
  * decoding each payload and `JSON.parse`-ing it into an object only to take a few values was
- * most of what hot keys cost the loader's thread (docs/benchmarks.md "Session 19"). The scan
+ * most of what hot keys cost the loader's thread. The scan
  * walks the text once, validating all of it as JSON.parse would, and descends only into the
  * objects on a hot key's path; an ASCII string without escapes is answered as its byte range (no
  * JavaScript string is made).

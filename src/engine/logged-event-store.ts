@@ -75,9 +75,10 @@ export const logDefaults = {
   // The loader's one read buffer (wal-loader.ts): ~40,000 events of bench:ingest's realistic
   // shape, so maxEventsPerLoad still sizes a load; 32 MB read 3× what a load used.
   maxBytesPerLoad: 8 * 1024 * 1024,
-  // Loads at most 10 a second unless a read waits for one (then at once): under bench:ingest's
-  // load a transaction's fixed cost (its statements, COMMIT, DuckDB's threads handing tasks
-  // over) was spread over 2,000–5,000 events a load (docs/benchmarks.md, session 20).
+  // Loads at most 10 a second unless a read waits for one (then at once): a transaction's fixed
+  // cost (its statements, COMMIT, DuckDB's threads handing tasks over) is paid per load, and a
+  // loader that keeps up would otherwise run many small ones (docs/events-engine.md, "Load
+  // interval").
   loadIntervalMs: 100,
 } as const;
 

@@ -62,8 +62,8 @@ export const autoShare = 0.1;
 /**
  * Identifier-like: a string key whose sample shows more distinct values than this share of the
  * events holding it (player ids, steam ids, request ids). Its column barely compresses: two such
- * keys were most of what 8 hot keys cost on disk (+25.6% against +4.6–7.0% for the other six,
- * docs/benchmarks.md), and they cost the loader and DuckDB's compression most too. Discovery
+ * keys were most of what 8 hot keys cost on disk (docs/benchmarks.md, the hot-keys rows), and they
+ * cost the loader and DuckDB's compression most too. Discovery
  * does not choose them on its own; a pin does, and so do queries naming them (minUses).
  */
 export const identifierShare = 0.5;

@@ -5,7 +5,7 @@
  * Monitors created together (or made due together: a restart after an outage) are due together
  * once, and from their first evaluation on each statement at its own offset: 1,000 different
  * monitors of `every: 1m` fall due about 17 a second instead of all at once each minute, which
- * made the API's p99 jump every minute (docs/benchmarks.md "Monitors", session 19). Monitors of
+ * made the API's p99 jump every minute. Monitors of
  * one statement (a warning and a critical threshold on one query) keep falling due together, so
  * one batch still reads their window once (evaluator.ts `windowValues`).
  */

@@ -9,9 +9,8 @@ import { groupValues, withinWindow, type GroupValue } from './window-query.js';
 /**
  * Windows at least this long are counted from the last evaluation's answer; shorter ones read
  * whole. A counted step costs about three small reads whatever the window; a whole read grows
- * with the window's events: at bench:monitors' 116 events/s a 15-minute `count()` with a
- * payload text filter took 53 ms of CPU whole, a 5-minute one 6–12 ms (docs/benchmarks.md,
- * "Session 25").
+ * with the window's events, and from about 15 minutes on (at bench:monitors' rate, with a
+ * payload text filter) costs more than those three (bench/threshold-statements.ts).
  */
 const countedWindowMinMs = 15 * 60_000;
 /** Statements whose tallies are kept at once (least recently evaluated dropped first): ≤ 1,000 groups each. */

@@ -42,9 +42,9 @@ const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 /**
  * `new Date(ms).toISOString()`, without a Date per call: the day's `YYYY-MM-DDT` is kept (a page's
  * events are mostly of one day) and the time of day written from integers. A page writes 200 of
- * these; toISOString was ~12% of a cached page's CPU (docs/benchmarks.md, "The cost of a
- * request"). Anything unusual (before 1970, past 9999, a fraction of a millisecond) takes
- * toISOString itself; event-shape.test.ts holds the two equal.
+ * these, and toISOString was a visible part of a cached page's CPU. Anything unusual (before
+ * 1970, past 9999, a fraction of a millisecond) takes toISOString itself; event-shape.test.ts
+ * holds the two equal.
  */
 export function iso(ms: number): string {
   if (!Number.isInteger(ms) || ms < 0 || ms >= maxFourDigitYearMs) return new Date(ms).toISOString();

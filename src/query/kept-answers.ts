@@ -3,8 +3,8 @@
  * query text and cursor and served again while nothing they were made from changed: a dashboard
  * refreshing a query or a client polling asks the same page over and over, and each time the
  * request parsed the query, hashed it for the cursor, compiled the filter, looked the page up,
- * signed a cursor and joined ~45 KB of body — about half of the request's CPU
- * (docs/benchmarks.md, "The cost of a request", session 17).
+ * signed a cursor and joined ~45 KB of body — most of the request's own work, repeated while
+ * nothing it was made from had changed.
  *
  * What an answer is made from, and how a change shows:
  * - the tenant's stored events: the event store's change count (EventStore.changeCount), moved

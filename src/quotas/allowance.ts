@@ -2,8 +2,8 @@
  * Units of a periodic quota this process has already charged to the metadata store and not yet
  * used: an allowance, so that a busy organisation's queries do not each commit an upsert.
  *
- * Why: charging `queries_month` was one SQLite (or PostgreSQL) commit per POST /query — about a
- * fifth of a cached query page's CPU (docs/benchmarks.md, "The cost of a request"). Here the
+ * Why: charging `queries_month` was one SQLite (or PostgreSQL) commit per POST /query — a large
+ * part of a cached query page's CPU. Here the
  * first query of a quiet organisation is charged alone, as before; while queries keep coming
  * (the next charge within `burstMs` of the last), each charge takes twice as many units as the
  * last, up to `maxBlock`, and the queries that follow are served from them in memory. The limit

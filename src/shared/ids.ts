@@ -4,9 +4,9 @@ import { monotonicFactory } from 'ulidx';
 /**
  * ulidx draws each of a ULID's 16 random characters with its own crypto.getRandomValues call
  * of one byte when the millisecond moves (every id of a request that is not the first in its
- * millisecond: a token creation's token id). Measured at load average 10: ~70 µs per ULID
- * against 0.6 µs within a millisecond (docs/benchmarks.md, issue #30). The same CSPRNG bytes,
- * drawn 4 KiB at a time, give the same ULIDs (a byte / 255 each, as ulidx's own PRNG).
+ * millisecond: a token creation's token id): sixteen calls into the CSPRNG, each with its system
+ * calls, for one id, where an id within the millisecond costs next to nothing. The same CSPRNG
+ * bytes, drawn 4 KiB at a time, give the same ULIDs (a byte / 255 each, as ulidx's own PRNG).
  */
 const randomPool = Buffer.alloc(4096);
 let randomAt = randomPool.length;

@@ -112,7 +112,7 @@ export class TokenService {
   private readonly db: Kysely<Database>;
   /**
    * A token's insert, built and compiled by Kysely once rather than on each creation (that cost
-   * about what SQLite takes to run it: docs/benchmarks.md, "Audit entry on a token creation").
+   * about what SQLite takes to run it).
    */
   private readonly insert: (row: ApiTokensTable) => CompiledQuery;
 

@@ -17,9 +17,9 @@ export const rowGroupRows = 122_880;
  * The fewest rows a row group is sealed with when the loader chooses. At each checkpoint DuckDB
  * merges runs of adjacent row groups that fit in fewer (2 into 1, 3 into 2, 4 into 3:
  * RowGroupCollection's vacuum), compressing their rows again: groups of 88,000 rows (two loads of
- * 44,000) were merged 4 into 3 every fourth checkpoint, a checkpoint of ~1 s that took ~90 MB
- * more memory while it ran (peak RSS 402–408 MB against 300–320 between; docs/benchmarks.md
- * "Session 23"). Four groups of more than 3/4 of a group never fit in three.
+ * 44,000) would be merged 4 into 3 every fourth checkpoint, a long checkpoint that holds the
+ * server's peak memory while it runs (docs/events-engine.md, "Row groups sealed nearly full").
+ * Four groups of more than 3/4 of a group never fit in three.
  */
 export const sealRows = (rowGroupRows * 3) / 4 + 1;
 
@@ -42,12 +42,11 @@ export class DuckDbLoader {
   /**
    * Rows loaded since the last checkpoint, and whether one is owed. A checkpoint seals the row
    * groups it writes (later rows start a new group) and merges small sealed groups into full
-   * ones, compressing their rows again. By WAL size alone (wal_autocheckpoint 16MB) it came
-   * every ~76k rows of the shipper routes' events (121-byte payloads), so most rows were
-   * compressed twice, and the longer the rows the more often: loading them cost 1.65 µs per
-   * event more than native's 38-byte payloads in process, 0.63 with a checkpoint per row
-   * group's worth of rows (rows of one load are not split: a group ends with a whole load) (docs/benchmarks.md, "Shipper routes"). wal_autocheckpoint remains
-   * the bound for long rows.
+   * ones, compressing their rows again. By WAL size alone (wal_autocheckpoint) it came every so
+   * many bytes of rows, not at a group's end, so most rows were compressed twice, and the longer
+   * the rows the more often. So the loader checkpoints once a row group's worth of rows is loaded
+   * (rows of one load are not split: a group ends with a whole load), compressing each row once;
+   * wal_autocheckpoint remains the bound for long rows.
    */
   private rowsSinceCheckpoint = 0;
   private checkpointDue = false;

@@ -125,12 +125,12 @@ export class DuckDbEngine implements EventEngine {
   /**
    * Drops the blocks the loader's checkpoint just wrote from DuckDB's buffer pool (they are in
    * the file and the OS's page cache): DuckDB keeps every block it writes in the pool until
-   * memory_limit forces it out, so under ingest alone the pool grew by ~40 MB per million
-   * events toward memory_limit (192 MB) — most of the server's RSS growth under bench:ingest
-   * (docs/benchmarks.md, session 20). Lowering memory_limit for a moment evicts them (DuckDB's
-   * SetLimit); the target keeps everything that is not a persisted block of a table, so nothing
-   * else has to be spilled. Only when no read runs (ReadGate.whenIdle: a read's allocation in
-   * that moment could fail against the lowered limit), else at the next checkpoint.
+   * memory_limit forces it out, so under ingest alone the pool grows with the events loaded,
+   * toward memory_limit — most of the server's RSS growth under bench:ingest. Lowering
+   * memory_limit for a moment evicts them (DuckDB's SetLimit); the target keeps everything that
+   * is not a persisted block of a table, so nothing else has to be spilled. Only when no read
+   * runs (ReadGate.whenIdle: a read's allocation in that moment could fail against the lowered
+   * limit), else at the next checkpoint.
    */
   async releaseWrittenBlocks(connection: DuckDBConnection): Promise<void> {
     await this.gate.whenIdle(async () => {

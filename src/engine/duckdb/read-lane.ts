@@ -20,7 +20,7 @@ import type { ThreadSwitch } from './thread-switch.js';
  * every minute), so under an API that is never idle the lane's statements run to their end
  * beside it as they did before: a busy API slows the evaluations but never stops them. Without
  * the interrupt an API read that came during a 50 ms scan shared the cores with it for the rest
- * of it (docs/benchmarks.md "Session 22").
+ * of it.
  */
 export class MonitorLane {
   private queue: Promise<unknown> = Promise.resolve();

@@ -3,8 +3,8 @@
  * loads), the API's count for the API's reads. It is the instance's setting (no per-connection or
  * per-statement one exists in DuckDB 1.5), and DuckDB fixes how many tasks a pipeline runs when it
  * schedules it, so a read runs with the count set when it started: a switch in the middle of a
- * read does not reach it (a 10M-row group-by: 203 ms at 2, 330–393 at 1, 332–422 at 1 switched to 2
- * after 20 ms; docs/benchmarks.md "Session 23").
+ * read does not reach it (a group-by switched from 1 to 2 threads after it started runs as slowly
+ * as at 1).
  *
  * - Background work sets 1 before it starts, unless an API read is in flight. With 2, a statement
  *   runs on its caller's thread and DuckDB's background thread: a lane statement took both cores

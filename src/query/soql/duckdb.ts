@@ -99,8 +99,8 @@ export const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': 
  * A payload node's number, NULL unless the node is a JSON number, with ONE JSON parse per row:
  * the node's JSON text read as a DOUBLE. Only a number's text reads as one (a string's starts
  * with `"`; true, false, null, objects and arrays fail the cast), so no json_type guard is
- * needed: the guard parsed every payload once more (p95 by source over 9M events: 1.5 s → 0.86 s
- * of CPU; a numeric payload condition 3.5 s → 1.6 s; docs/benchmarks.md, session 11). Casting
+ * needed: the guard parsed every payload once more, and the parse is most of what a payload
+ * aggregate or numeric condition costs (bench/stats-profile.ts compares the forms). Casting
  * the JSON value itself would read "150" and true as numbers, hence the VARCHAR. TRY as in
  * `json` below. `pointer` is the SQL of the JSON pointer (a `?`).
  */

@@ -114,8 +114,8 @@ export function hotContext(hot: AnyHotReads | undefined): { hot?: HotReads; clic
  *
  * On DuckDB several ids are tested with `list_contains`, not `IN`: DuckDB 1.5 evaluates
  * `dataset_id IN (?, ?, ?)` as an OR of string comparisons on every row the scan lets through,
- * which was two thirds of a 24 h `count() by source` over 9M rows (~280 of ~420 ms of CPU;
- * list_contains ~80 ms; docs/benchmarks.md "Session 18: threshold evaluation cost"). The column
+ * which was most of a 24 h `count() by source`'s CPU, where list_contains costs a fraction of it
+ * (bench/threshold-statements.ts compares the two). The column
  * is NOT NULL, so both select the same rows. One id stays `=`, as cheap and prunable by the
  * row groups' min/max.
  */

@@ -81,7 +81,7 @@ function plain(text: string): boolean {
  * one with its status and error. `_id` is the action's, else the stored event's id, else null.
  * Written into one buffer (each action and index's head encoded once, an id copied as it is when
  * it needs no escape): built as strings, then joined and encoded, the answer of 1,000 items cost
- * more than parsing them (docs/benchmarks.md). The same bytes as the JSON text built directly.
+ * more than parsing them. The same bytes as the JSON text built directly.
  */
 export function bulkAnswer(items: readonly Pick<BulkItem, 'action' | 'index' | 'id' | 'error'>[], eventIds: readonly (string | undefined)[], took: number): Buffer {
   const uniform = uniformAnswer(items, eventIds, took);

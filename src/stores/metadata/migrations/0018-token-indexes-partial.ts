@@ -3,8 +3,8 @@ import { sql, type Kysely } from 'kysely';
 /**
  * The token indexes on session_id and created_by_user_id hold only the tokens that have one.
  * An API token made with a token that acts for no member has neither, and its NULL entries were
- * written into both indexes on every creation (two of the ~8 pages a creation's commit wrote;
- * docs/benchmarks.md, "Audit entry on a token creation"). Every query that uses them asks for a
+ * written into both indexes on every creation (two of the pages a creation's commit wrote;
+ * bench/audit-frames.ts counts them). Every query that uses them asks for a
  * value (`session_id in …`, `is not null`, `created_by_user_id = …`), which a partial index
  * serves on SQLite and PostgreSQL alike.
  */

@@ -3,9 +3,8 @@ import { sql, SqliteAdapter, type Kysely } from 'kysely';
 /**
  * SQLite: the audit log is appended in commit order and keeps no index per entry (issue #30,
  * docs/audit.md "Order and layout"). An entry's `(org_id, ts, id)` index entry landed mid-tree,
- * after its organisation's last one, and its page splits cost ~2.6 WAL frames per commit beside
- * the token's 5.5; a row appended at the table's right edge costs ~1 (docs/benchmarks.md,
- * "Audit entry on a token creation"). So:
+ * after its organisation's last one, and its page splits wrote several WAL frames per commit; a
+ * row appended at the table's right edge writes about one (bench/audit-frames.ts counts them). So:
  * - `seq` is the rowid (INTEGER PRIMARY KEY, no AUTOINCREMENT, which would write
  *   sqlite_sequence's page on every insert): assigned under the write lock, so its order is
  *   commit order; record.ts stamps `ts` in the same statement, never below the previous entry's.
@@ -55,8 +54,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`insert into audit_blocks (org_id, block, ts)
     select org_id, seq >> ${sql.lit(blockBits)}, min(ts) from audit_entries group by org_id, seq >> ${sql.lit(blockBits)}`.execute(db);
   // A trigger rather than a statement of each writer: every write path (writeAtomically, a
-  // Kysely transaction, a multi-row insert) keeps the blocks right. Measured against a third
-  // statement in writeAtomically: docs/benchmarks.md, session 19.
+  // Kysely transaction, a multi-row insert) keeps the blocks right, and it runs fewer instructions
+  // per commit than a third statement in writeAtomically (bench/audit-frames.ts BLOCK_STATEMENT=1
+  // under callgrind).
   await sql`create trigger audit_entries_block after insert on audit_entries begin
     insert or ignore into audit_blocks (org_id, block, ts) values (new.org_id, new.seq >> ${sql.lit(blockBits)}, new.ts);
   end`.execute(db);
