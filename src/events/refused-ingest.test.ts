@@ -137,7 +137,7 @@ describe('a request refused whole leaves no dataset, no audit entry and no usage
     await leavesNothing('a body over 10 MB', 413, () => bulk(Buffer.alloc(10_000_001, ' ')));
     await leavesNothing('no token', 401, () => bulk(ndjson({ index: { _index: 'es2' } }, { m: 1 }), null));
     const alone = await leavesNothing('every document bad', 200, () =>
-      bulk(ndjson({ index: { _index: 'es3' } }, { message: 'x', '@timestamp': 'yesterday' }, { create: { _index: 'es3' } }, '{"message": "broken')),
+      bulk(ndjson({ index: { _index: 'es3' } }, { message: 'x', ts: 'yesterday' }, { create: { _index: 'es3' } }, '{"message": "broken')),
     );
     assert.equal(JSON.parse(alone.text).errors, true);
   });
