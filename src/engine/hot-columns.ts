@@ -1,5 +1,5 @@
 /**
- * Hot payload keys (issue #31, docs/events-engine.md "Hot payload keys"): a dataset's most used
+ * Hot payload keys (docs/events-engine.md "Hot payload keys"): a dataset's most used
  * payload keys are also stored as typed columns, so a query on them reads a column instead of
  * parsing every payload's JSON.
  *
@@ -21,7 +21,7 @@
  */
 import { duckDbCannotRead } from './payload-text.js';
 
-/** Hot keys per dataset (issue #31: up to 32). */
+/** Hot keys per dataset (up to 32). */
 export const maxHotKeys = 32;
 
 export type HotType = 'string' | 'number' | 'boolean';

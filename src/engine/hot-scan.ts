@@ -1,5 +1,5 @@
 /**
- * The hot keys' values read straight from a payload's UTF-8 bytes (issue #31), for the loader:
+ * The hot keys' values read straight from a payload's UTF-8 bytes, for the loader:
  * decoding each payload and `JSON.parse`-ing it into an object only to take a few values was
  * most of what hot keys cost the loader's thread. The scan
  * walks the text once, validating all of it as JSON.parse would, and descends only into the

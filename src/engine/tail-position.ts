@@ -1,5 +1,5 @@
 /**
- * Where a live-tail reader stands (issue #28): per write-ahead log, the seq of the last event it
+ * Where a live-tail reader stands: per write-ahead log, the seq of the last event it
  * has looked at. The embedded engine (and an events node) has one log, named '', and a position
  * is one seq, as before. On ClickHouse every API process ingests through a log of its own and
  * seqs number one log's events only: a position holds one seq per log, and `since` says from

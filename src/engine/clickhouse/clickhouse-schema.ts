@@ -15,7 +15,7 @@
  * enough that a batch of spread-out timestamps stays within current servers' 100 partitions per
  * insert, small enough that merges stay bounded.
  *
- * Every API process on ClickHouse is an ingester with a write-ahead log of its own (issue #28):
+ * Every API process on ClickHouse is an ingester with a write-ahead log of its own:
  * each log has an id (log-id.ts), each row carries its log's id and seq, and `event_loaders`
  * (first host only is read) holds each log's position loaded so far. `event_loader`, the one
  * position of the single log before log ids (its rows have log_id ''), is still read for that log.

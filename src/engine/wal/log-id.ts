@@ -6,7 +6,7 @@ const fileName = 'log-id';
 
 /**
  * The id of the write-ahead log in an events directory: on ClickHouse every API process is an
- * ingester with a log of its own (issue #28), and each stored row carries its log's id beside
+ * ingester with a log of its own, and each stored row carries its log's id beside
  * its seq, so (log id, seq) names an event once across every host, and each log's loaded
  * position is kept apart from the others'. 16 hex digits, made when the directory is first used
  * and kept in `OPS_DATA_DIR/events/log-id`; the directory moves with it (`opsctl events

@@ -154,7 +154,7 @@ function numbers(field: FieldRef, dialect: SqlDialect, hot: AnyHotReads): Compil
  * lo + 1 and interpolate as quantile_cont does. Aliases are global to a ClickHouse statement,
  * so each value gets its own (`_a3`, `_l3`…).
  *
- * Ranks without sorting (session 20): `arraySort` compares through a virtual call per
+ * Ranks without sorting: `arraySort` compares through a virtual call per
  * comparison, so it was most of a percentile's cost and grew with how varied the numbers are
  * (a constant column sorted far faster than a payload's pings). The number at rank lo is the
  * median, by quantileExact's nth_element (exact: index size / 2 of an even size), of the group's

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A dataset's hot payload keys (issue #31, src/events/hot-keys.ts): JSON text of
+ * A dataset's hot payload keys (src/events/hot-keys.ts): JSON text of
  * `[{path, type, pinned}]`, null until discovery or an operator chose some. The engine keeps
  * its own record of which rows hold which keys (event_hot_layouts); this is what is wanted.
  */

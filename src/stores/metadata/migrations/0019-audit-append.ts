@@ -1,7 +1,7 @@
 import { sql, SqliteAdapter, type Kysely } from 'kysely';
 
 /**
- * SQLite: the audit log is appended in commit order and keeps no index per entry (issue #30,
+ * SQLite: the audit log is appended in commit order and keeps no index per entry (
  * docs/audit.md "Order and layout"). An entry's `(org_id, ts, id)` index entry landed mid-tree,
  * after its organisation's last one, and its page splits wrote several WAL frames per commit; a
  * row appended at the table's right edge writes about one (bench/audit-frames.ts counts them). So:
