@@ -567,7 +567,7 @@ export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, si
  * object with what the route knows besides (EventContext), or a line that is not a JSON object.
  */
 export interface MappedEvent extends EventContext {
-  /** The line's or document's JSON object; undefined for a line that is not one, and once normaliseMapped has read it. */
+  /** The line's or document's JSON object; undefined for a line that is not one. */
   object: Record<string, unknown> | undefined;
   /** A line that is not a JSON object: the event's message (else undefined). */
   line: string | undefined;
@@ -607,11 +607,10 @@ export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults
       failures.push(tooLargeFailure(index));
       continue;
     }
+    // The item keeps its parsed object: a request whose dataset was created by another request
+    // meanwhile builds its events again from the same items (storeToTargets).
     const object = item.object;
     if (object !== undefined) {
-      // Released here: the routes hold their items until the events are durable, and the parsed
-      // objects (the payload has what it needs of them) would outlive young-generation GC.
-      item.object = undefined;
       try {
         events.push(normalise(object, item.bytes, d, item));
       } catch (error) {

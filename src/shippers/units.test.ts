@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatLabels, LabelSyntaxError, parseLabels } from './loki/labels.js';
-import { levelSeverity } from '../events/ingest-parse.js';
+import { levelSeverity, normaliseMapped, type MappedEvent } from '../events/ingest-parse.js';
 import { severities } from '../engine/event-record.js';
 import { snappyLength } from './loki/decode.js';
 import { eventIdOf } from './elastic/mapping.js';
@@ -93,4 +93,17 @@ test('_id → event id: a UUID as it is (lower case); any other id a stable UUID
   assert.equal(eventIdOf('a', 'x'), eventIdOf('a', 'x'));
   assert.notEqual(eventIdOf('a', 'x'), eventIdOf('b', 'x'));
   assert.match(eventIdOf('a', 'x'), /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+test('shipped items build the same events again: a request whose new dataset another request created meanwhile builds its events a second time from its items', () => {
+  const items: MappedEvent[] = [
+    { object: { message: 'pino es line 1', level: 30, player: { id: 1 } }, line: undefined, bytes: 60, plain: undefined, ts: 1_700_000_000_000, severity: undefined, eventId: undefined, labels: { job: 'game' } },
+    { object: undefined, line: 'a plain line', bytes: 12, plain: undefined, ts: 1_700_000_000_001, severity: 2, eventId: undefined, labels: undefined },
+  ];
+  const defaults = { datasetId: 'ds_1', defaultSeverity: 1, now: 1_700_000_000_500, overflowFrom: undefined };
+  const strip = (events: ReturnType<typeof normaliseMapped>['events']) => events.map(({ eventId: _id, ...rest }) => rest);
+  const first = normaliseMapped(items, defaults);
+  const second = normaliseMapped(items, { ...defaults, datasetId: 'ds_2' });
+  assert.equal(first.events[0]!.message, 'pino es line 1');
+  assert.deepEqual(strip(second.events), strip(first.events).map((e) => ({ ...e, datasetId: 'ds_2' })));
 });
