@@ -18,6 +18,7 @@ import * as hotKeys from './0016-hot-keys.js';
 import * as monitorValues from './0017-monitor-values.js';
 import * as tokenIndexesPartial from './0018-token-indexes-partial.js';
 import * as auditAppend from './0019-audit-append.js';
+import * as hotKeyTurns from './0020-hot-key-turns.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0017-monitor-values': monitorValues,
   '0018-token-indexes-partial': tokenIndexesPartial,
   '0019-audit-append': auditAppend,
+  '0020-hot-key-turns': hotKeyTurns,
 };
