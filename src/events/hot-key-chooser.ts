@@ -8,7 +8,8 @@
  *   dataset, `turn_until` set only where it has passed: one process per dataset per turn,
  *   however many load it);
  * - with the turn and OPS_HOT_KEYS_AUTO, a dataset without a background choice yet (or whose
- *   last is an hour of intervals old) has its keys chosen from schema discovery's sample
+ *   last is 60 intervals old) has its keys chosen from schema discovery's sample (a fresh one:
+ *   the events of the last 24 hours' ts; a dataset with none there waits for its next events)
  *   (HotKeyService.chooseInBackground: the keys a schema request would choose, keeping those
  *   hot now), stored in the metadata as PATCH and schema requests store them. A first choice
  *   waits until the sample holds `readySample` events or the dataset's first events are one
@@ -141,8 +142,10 @@ export class HotKeyChooser {
           const choose = this.deps.hotKeys.auto && (chosenAt === undefined || now - chosenAt >= rechooseIntervals * this.deps.intervalMs);
           if (choose && samples < samplesPerTick) {
             samples++;
-            if (await this.choose(r, dataset, chosenAt === undefined, now)) await this.chosen(r.datasetId, now);
-            else r.again = true;
+            const outcome = await this.choose(r, dataset, chosenAt === undefined, now);
+            if (outcome === 'chosen') await this.chosen(r.datasetId, now);
+            // Waiting for more events; none in the sample's window (old ts): looked at when it takes events again.
+            else if (outcome === 'wait') r.again = true;
           } else {
             if (choose) r.again = true;
             await this.deps.hotKeys.sync(r.tenant, dataset);
@@ -160,14 +163,12 @@ export class HotKeyChooser {
    * A fresh sample (also what schema requests are answered from next), and the choice when it
    * is ready (a first choice waits for readySample events or an interval).
    */
-  private async choose(r: Remembered, dataset: Dataset, first: boolean, now: number): Promise<boolean> {
+  private async choose(r: Remembered, dataset: Dataset, first: boolean, now: number): Promise<'chosen' | 'wait' | 'empty'> {
     const { stats } = await this.deps.schemas.schemaOf(r.tenant, dataset, { fresh: true });
-    if (first && stats.sampledEvents < readySample && now - r.firstAt < this.deps.intervalMs) {
-      await this.deps.hotKeys.sync(r.tenant, dataset);
-      return false;
-    }
-    await this.deps.hotKeys.chooseInBackground(r.tenant, dataset, stats);
-    return true;
+    const outcome = stats.sampledEvents === 0 ? 'empty' : first && stats.sampledEvents < readySample && now - r.firstAt < this.deps.intervalMs ? 'wait' : 'chosen';
+    if (outcome === 'chosen') await this.deps.hotKeys.chooseInBackground(r.tenant, dataset, stats);
+    else await this.deps.hotKeys.sync(r.tenant, dataset);
+    return outcome;
   }
 
   /**
