@@ -218,7 +218,8 @@ export class ClickHouseHotLayouts {
     const layouts = new ClickHouseHotLayouts(host);
     const first = host.clients[0]!;
     const rows = await host.select<{ id: number; dataset_id: string; slots: string }>(first, `SELECT id, dataset_id, slots FROM ${host.db}.event_hot_layouts ORDER BY id`, []);
-    for (const r of rows) layouts.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] });
+    // What the table holds at start is no change: the ranges asked next show every ingester's rows.
+    for (const r of rows) layouts.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] }, false);
     layouts.columns = await layouts.columnsOf(first, host.table);
     return layouts;
   }
@@ -228,8 +229,11 @@ export class ClickHouseHotLayouts {
     return new Set(rows.map((r) => r.name).filter(isClickHouseHotColumn));
   }
 
-  /** Adds a layout in id order (another process's may come after ours with a lower id), or notes a collision. */
-  private add(layout: HotLayout): void {
+  /**
+   * Adds a layout in id order (another process's may come after ours with a lower id), or notes a
+   * collision. `change`: a dataset whose current layout it becomes starts its grace.
+   */
+  private add(layout: HotLayout, change = true): void {
     const known = this.byId.get(layout.id);
     if (known) {
       if (known.datasetId !== layout.datasetId || JSON.stringify(known.slots) !== JSON.stringify(layout.slots)) this.collided.add(layout.id);
@@ -243,7 +247,7 @@ export class ClickHouseHotLayouts {
     list.splice(at, 0, layout);
     this.byDataset.set(layout.datasetId, list);
     this.lastId = Math.max(this.lastId, layout.id);
-    if (this.current(layout.datasetId) !== before) this.changed(layout.datasetId);
+    if (change && this.current(layout.datasetId) !== before) this.changed(layout.datasetId);
   }
 
   private changed(datasetId: string): void {
