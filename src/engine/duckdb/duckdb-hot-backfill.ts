@@ -15,9 +15,11 @@ export interface HotBackfillOptions {
    */
   pauseFactor?: number;
   minPauseMs?: number;
+  /** Rows filled between two checkpoints (and one at the end of each pass). */
+  checkpointRows?: number;
 }
 
-const defaults: Required<HotBackfillOptions> = { batchRows: 4_096, windowRows: 122_880, pauseFactor: 1, minPauseMs: 10 };
+const defaults: Required<HotBackfillOptions> = { batchRows: 4_096, windowRows: 122_880, pauseFactor: 1, minPauseMs: 10, checkpointRows: 122_880 };
 
 /**
  * Gives the rows a dataset stored before its current hot keys (hot-columns.ts: rows of layout 0,
@@ -54,6 +56,8 @@ export class DuckDbHotBackfill {
     private readonly hot: DuckDbHotLayouts,
     /** Runs a step on the loader's connection between loads. */
     private readonly lane: <T>(work: () => Promise<T>) => Promise<T>,
+    /** The loader's checkpoint (DuckDbLoader.checkpointNow): whether it was made. */
+    private readonly checkpoint: () => Promise<boolean>,
     options: HotBackfillOptions = {},
   ) {
     this.options = { ...defaults, ...options };
@@ -92,16 +96,26 @@ export class DuckDbHotBackfill {
       let filled = 0;
       const end = await this.lane(async () => Number((await this.connection.runAndReadAll('SELECT coalesce(max(rowid), -1) + 1 FROM events')).getRows()[0]![0]));
       let cursor = 0;
+      let sinceCheckpoint = 0;
       while (cursor < end && !this.closed) {
         const layout = this.hot.current(datasetId);
         if (!layout) return;
         const started = performance.now();
         const step = await this.lane(() => this.step(datasetId, layout, cursor, end));
         filled += step.filled;
+        sinceCheckpoint += step.filled;
         cursor = step.next;
+        if (sinceCheckpoint >= this.options.checkpointRows) sinceCheckpoint = (await this.lane(this.checkpoint)) ? 0 : sinceCheckpoint;
         await this.rest(performance.now() - started);
       }
       if (this.closed) return;
+      // Until a checkpoint DuckDB keeps the updated values beside the row groups and every scan
+      // of those columns merges them in (the column alone read at about half its speed): one now,
+      // tried again a few times while reads hold transactions open.
+      for (let attempt = 0; sinceCheckpoint > 0 && attempt < 5 && !this.closed; attempt++) {
+        if (await this.lane(this.checkpoint)) break;
+        await this.rest(1_000);
+      }
       await this.lane(() => this.hot.recount(datasetId));
       if (!this.hot.rowsOutsideCurrent(datasetId) || filled === 0) return;
     }

@@ -89,11 +89,15 @@ export class DuckDbEngine implements EventEngine {
     this.threads = threads > 1 ? new ThreadSwitch(switchThreads, threads) : undefined;
     this.monitors = new MonitorLane(() => instance.connect(), undefined, { threads: this.threads });
     // On the loader's connection between loads, with the background's thread count, as a load.
-    this.backfill = new DuckDbHotBackfill(loaderConnection, hot, (work) =>
-      this.betweenLoads(() => {
-        if (this.closed) return Promise.reject(new Error('event store closed'));
-        return this.threads ? this.threads.background(work) : work();
-      }),
+    this.backfill = new DuckDbHotBackfill(
+      loaderConnection,
+      hot,
+      (work) =>
+        this.betweenLoads(() => {
+          if (this.closed) return Promise.reject(new Error('event store closed'));
+          return this.threads ? this.threads.background(work) : work();
+        }),
+      () => loader.checkpointNow(),
     );
   }
 
