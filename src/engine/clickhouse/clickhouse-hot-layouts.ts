@@ -327,7 +327,10 @@ export class ClickHouseHotLayouts {
         if (!clickHouseSlots(this.current(datasetId)?.slots ?? [], keys)) return;
       }
       if (await this.make(datasetId, slots)) return;
-      if (attempt >= 3) throw new Error(`hot keys of dataset ${datasetId}: three layout ids in a row were taken by other processes at the same moment`);
+      if (attempt >= 10) throw new Error(`hot keys of dataset ${datasetId}: ten layout ids in a row were taken by other processes at the same moment`);
+      // Both makers may have seen the collision: apart, the next ids differ.
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 90 * attempt));
+      await this.refresh(true);
     }
   }
 
