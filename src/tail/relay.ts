@@ -57,7 +57,7 @@ export class TailRelay {
   private readonly now: () => number;
 
   constructor(private readonly options: TailRelayOptions) {
-    this.key = crypto.createHmac('sha256', options.secret).update('opsplatform tail records v1').digest();
+    this.key = relayKey(options.secret);
     this.now = options.now ?? Date.now;
   }
 
@@ -123,11 +123,7 @@ export class TailRelay {
   }
 
   private mac(tenant: Tenant, record: WakeRecord, body: Buffer): string {
-    return crypto
-      .createHmac('sha256', this.key)
-      .update(`${tenantKey(tenant)}\n${record.log}\n${record.firstSeq}\n${record.count}\n${record.prev}\n`)
-      .update(body)
-      .digest('base64url');
+    return recordMac(this.key, tenant, record, body);
   }
 
   private interested(tenant: Tenant): void {
@@ -144,4 +140,16 @@ export class TailRelay {
     const until = this.interest.get(tenantKey(tenant));
     return until !== undefined && until > this.now();
   }
+}
+
+/** The key records are signed with, derived from the installation's (never the key itself on the wire). */
+export const relayKey = (secret: Buffer): Buffer => crypto.createHmac('sha256', secret).update('opsplatform tail records v1').digest();
+
+/** A record's MAC: its tenant, place in its log, chain and body. */
+export function recordMac(key: Buffer, tenant: Tenant, record: Pick<WakeRecord, 'log' | 'firstSeq' | 'count' | 'prev'>, body: Buffer): string {
+  return crypto
+    .createHmac('sha256', key)
+    .update(`${tenantKey(tenant)}\n${record.log}\n${record.firstSeq}\n${record.count}\n${record.prev}\n`)
+    .update(body)
+    .digest('base64url');
 }
