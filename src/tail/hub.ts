@@ -80,18 +80,19 @@ export interface OpenSession {
 
 class TenantFeed {
   readonly sessions = new Set<TailSession>();
-  private running = false;
   /** The store must be read: the feed is new, a wake-up without a record, the poll, a record it could not use. */
   private readNeeded = true;
-  /** Records waiting, in the order they came. */
+  private reading = false;
+  /** Records waiting, in the order they came, and whether a batch of them is being handed on. */
   private queue: TailRecord[] = [];
   private queuedEvents = 0;
+  private handing = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly hub: TailHub,
     readonly tenant: Tenant,
-    /** Position of the last event handed to the sessions; a read in flight starts after it. Replaced, never changed in place. */
+    /** Position of the last event handed to the sessions. Replaced, never changed in place; it only moves forward. */
     public cursor: TailPosition,
   ) {
     this.timer = setInterval(() => this.wake(), hub.options.pollMs);
@@ -101,7 +102,7 @@ class TenantFeed {
   /** Reads the store now (or after the read in flight). */
   wake(): void {
     this.readNeeded = true;
-    if (!this.running) void this.run();
+    if (!this.reading) void this.read();
   }
 
   /** A record of the tenant: handed on from memory when it follows the cursor, else read. */
@@ -112,33 +113,48 @@ class TenantFeed {
       // Every record given to a feed is in the store by its next read (relay.ts).
       this.queue = [];
       this.queuedEvents = 0;
-      this.readNeeded = true;
-    } else {
-      this.queue.push(record);
-      this.queuedEvents += record.count;
+      this.wake();
+      return;
     }
-    if (!this.running) void this.run();
+    this.queue.push(record);
+    this.queuedEvents += record.count;
+    if (!this.handing) void this.hand();
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
 
-  private async run(): Promise<void> {
-    this.running = true;
+  /**
+   * Reads after the cursor until a read comes back short. Runs beside hand(): a read waits for
+   * the loader and ClickHouse, and records keep coming meanwhile. Either may hand on an event
+   * the other did (sessions skip what their cursor covers); neither skips one, because a
+   * record is used only when it follows the cursor, which only moves forward.
+   */
+  private async read(): Promise<void> {
+    this.reading = true;
     const { store, readLimit } = this.hub.options;
     try {
-      while (this.sessions.size > 0) {
-        if (this.readNeeded) {
-          this.readNeeded = false;
-          let events: StoredEvent[];
-          do {
-            events = await store.readAfter(this.tenant, { after: this.cursor, filter: matchAll, limit: readLimit });
-            if (events.length) await this.send(events, true);
-          } while (events.length >= readLimit && this.sessions.size > 0);
-          continue;
-        }
-        if (!this.queue.length) break;
+      while (this.readNeeded && this.sessions.size > 0) {
+        this.readNeeded = false;
+        let events: StoredEvent[];
+        do {
+          events = await store.readAfter(this.tenant, { after: this.cursor, filter: matchAll, limit: readLimit });
+          if (events.length) await this.send(events, true);
+        } while (events.length >= readLimit && this.sessions.size > 0);
+      }
+    } catch (error) {
+      this.hub.options.log('live tail read failed; retrying at the next poll', error);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  /** Hands on the waiting records' events, one batch at a time (in the order the records came). */
+  private async hand(): Promise<void> {
+    this.handing = true;
+    try {
+      while (this.queue.length && this.sessions.size > 0) {
         const records = this.queue;
         this.queue = [];
         this.queuedEvents = 0;
@@ -146,9 +162,10 @@ class TenantFeed {
         if (events.length) await this.send(events, false);
       }
     } catch (error) {
-      this.hub.options.log('live tail read failed; retrying at the next poll', error);
+      this.hub.options.log('live tail could not hand on a record; reading the store instead', error);
+      this.wake();
     } finally {
-      this.running = false;
+      this.handing = false;
     }
   }
 
@@ -164,7 +181,7 @@ class TenantFeed {
       if (seen !== undefined && lastSeqOf(record) <= seen) continue;
       // A log the cursor does not know counts from a time (tail-position.ts `since`): the store's business.
       if (seen === undefined || record.prev > seen || !record.body) {
-        this.readNeeded = true;
+        this.wake();
         break;
       }
       const before = events.length;
@@ -173,7 +190,7 @@ class TenantFeed {
       } catch (error) {
         events.length = before;
         this.hub.options.log('a live tail record could not be decoded; reading the store instead', error);
-        this.readNeeded = true;
+        this.wake();
         break;
       }
       at[record.log] = lastSeqOf(record);
