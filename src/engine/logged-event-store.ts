@@ -37,17 +37,18 @@ const tailClockSlackMs = 60_000;
 
 /**
  * ClickHouse, live tail's records (onTailRecord): records durable and not loaded yet are held
- * until loaded (at most this many; past it the oldest are forgotten), and their bodies for at
- * most this many events (past it the oldest go out without one). Forgetting is always safe: a
- * reader that misses a record, or gets one without its events, reads the store.
+ * until loaded (at most this many; past it the oldest are forgotten), and their bodies up to
+ * this many bytes (past it the oldest go out without one: a loader seconds behind at full
+ * ingest). Forgetting is always safe: a reader that misses a record, or gets one without its
+ * events, reads the store.
  */
 const maxTailPendingRecords = 10_000;
-const maxTailPendingEvents = 20_000;
+const maxTailPendingBytes = 16 * 1024 * 1024;
 /** Tenants whose last record `prev` remembers; past it the chains start over from the log's position. */
 const maxTailChains = 100_000;
 
-/** Told of each record of this process's log: when durable (`loaded` false), then once ClickHouse holds it. */
-export type TailRecordListener = (record: TailRecord, loaded: boolean) => void;
+/** Told of each record of this process's log once ClickHouse holds it. */
+export type TailRecordListener = (record: TailRecord) => void;
 
 
 export interface LoggedEventStoreOptions {
@@ -149,11 +150,12 @@ export class LoggedEventStore implements EventStore {
   private readonly tailChains = new Map<string, number>();
   /** `prev` of a tenant `tailChains` does not hold: none of its events is in the log after it. */
   private tailFloor = 0;
-  /** Records durable and not yet loaded, oldest first from `tailHead`; told again once loaded. */
+  /** Records durable and not yet loaded, oldest first from `tailHead`; told of once loaded. */
   private tailPending: TailRecord[] = [];
   private tailHead = 0;
-  /** Events of `tailPending` that still carry their body. */
+  /** Bytes of the bodies `tailPending` still carries; those before `tailBodyHead` carry none. */
   private tailBodies = 0;
+  private tailBodyHead = 0;
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
@@ -263,8 +265,8 @@ export class LoggedEventStore implements EventStore {
     this.loadFailing = false;
     if (seq <= this.loaded) return;
     this.loaded = seq;
-    // Before the appends are answered: another process's sessions get the events about when
-    // the client learns they are stored.
+    // Before the appends are answered: live tail's sessions, here and on other hosts, get the
+    // events about when the client learns they are stored.
     if (this.tailListeners.size) this.tailLoaded(seq);
     for (const waiter of this.ackWaiters) if (waiter.seq <= seq) waiter.done();
     this.wal.release(seq);
@@ -408,8 +410,9 @@ export class LoggedEventStore implements EventStore {
 
   /**
    * A record is durable (called in seq order, inside the log's write). DuckDB: into the recent
-   * events live tail reads. ClickHouse, where tail reads ClickHouse for what no record brought:
-   * told to this process's sessions now, and held until loaded to be told again (tailLoaded).
+   * events live tail reads. ClickHouse: chained to the tenant's previous record and held until
+   * loaded (tailLoaded): live tail hands on only what ClickHouse holds, so a session resumed on
+   * any host (whose start knows only what ClickHouse holds of other hosts' logs) follows on.
    */
   private durable(tenant: Tenant, firstSeq: number, count: number, body: Buffer): void {
     if (this.sqlDialect === 'duckdb') {
@@ -425,19 +428,21 @@ export class LoggedEventStore implements EventStore {
       this.tailFloor = firstSeq - 1;
     }
     this.tailChains.set(key, lastSeqOf(record));
-    this.tellTail(record, false);
     this.tailPending.push(record);
-    this.tailBodies += count;
+    this.tailBodies += body.length;
     while (this.tailPending.length - this.tailHead > maxTailPendingRecords) {
       const forgotten = this.tailPending[this.tailHead++]!;
-      if (forgotten.body) this.tailBodies -= forgotten.count;
+      if (forgotten.body) this.tailBodies -= forgotten.body.length;
     }
     this.compactTailPending();
-    for (let i = this.tailHead; this.tailBodies > maxTailPendingEvents && i < this.tailPending.length; i++) {
-      const held = this.tailPending[i]!;
-      if (!held.body) continue;
-      this.tailPending[i] = { ...held, body: undefined };
-      this.tailBodies -= held.count;
+    this.tailBodyHead = Math.max(this.tailBodyHead, this.tailHead);
+    while (this.tailBodies > maxTailPendingBytes && this.tailBodyHead < this.tailPending.length) {
+      const held = this.tailPending[this.tailBodyHead]!;
+      if (held.body) {
+        this.tailPending[this.tailBodyHead] = { ...held, body: undefined };
+        this.tailBodies -= held.body.length;
+      }
+      this.tailBodyHead++;
     }
   }
 
@@ -445,8 +450,8 @@ export class LoggedEventStore implements EventStore {
   private tailLoaded(seq: number): void {
     while (this.tailHead < this.tailPending.length && lastSeqOf(this.tailPending[this.tailHead]!) <= seq) {
       const record = this.tailPending[this.tailHead++]!;
-      if (record.body) this.tailBodies -= record.count;
-      this.tellTail(record, true);
+      if (record.body) this.tailBodies -= record.body.length;
+      this.tellTail(record);
     }
     this.compactTailPending();
   }
@@ -454,24 +459,25 @@ export class LoggedEventStore implements EventStore {
   private compactTailPending(): void {
     if (this.tailHead > 1_024 && this.tailHead * 2 > this.tailPending.length) {
       this.tailPending = this.tailPending.slice(this.tailHead);
+      this.tailBodyHead = Math.max(0, this.tailBodyHead - this.tailHead);
       this.tailHead = 0;
     }
   }
 
-  private tellTail(record: TailRecord, loaded: boolean): void {
+  private tellTail(record: TailRecord): void {
     for (const listener of this.tailListeners) {
       try {
-        listener(record, loaded);
+        listener(record);
       } catch (error) {
-        // Inside the log's write: a listener's fault must not fail the append.
+        // Before the appends are answered: a listener's fault must not hold them up.
         this.log('warn', 'a live tail listener failed', error);
       }
     }
   }
 
   /**
-   * ClickHouse: tells `listener` of each record of this process's log, once when it is durable
-   * and again once ClickHouse holds it, in seq order each time (live tail, src/tail/relay.ts).
+   * ClickHouse: tells `listener` of each record of this process's log once ClickHouse holds it,
+   * in seq order, just before the appends it holds are answered (live tail, src/tail/relay.ts).
    * False (and never told) on DuckDB, whose tail reads the recent events in memory.
    */
   onTailRecord(listener: TailRecordListener): boolean {
@@ -613,8 +619,11 @@ export class LoggedEventStore implements EventStore {
   }
 
   /**
-   * On DuckDB, from memory when the recent events reach back far enough (the one log's newest);
-   * on ClickHouse always from ClickHouse: the other ingesters' events are only there.
+   * On DuckDB, from memory when the recent events reach back far enough (the one log's newest),
+   * else once the loader has passed what was acknowledged. On ClickHouse from ClickHouse (the
+   * other ingesters' events are only there) as it is, without waiting for this process's
+   * loader: live tail hands on only what ClickHouse holds, and this log's records come to it
+   * once loaded (onTailRecord), so waiting would only hold a feed's read up behind the loader.
    */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const seq = singleSeq(request.after);
@@ -622,7 +631,8 @@ export class LoggedEventStore implements EventStore {
       const recent = this.recent.after(tenant, seq, request.limit);
       if (recent) return this.named(tenant, recent);
     }
-    await this.fresh();
+    if (this.sqlDialect === 'duckdb') await this.fresh();
+    else if (this.closed) throw new Error('event store closed');
     return this.named(tenant, await this.engine.readAfter(tenant, request));
   }
 
@@ -636,9 +646,10 @@ export class LoggedEventStore implements EventStore {
     await this.fresh();
     const since = this.options.now() - tailClockSlackMs;
     const logs = await this.engine.logPositions(tenant, since);
-    // This process's own log by its last acknowledged seq, named even when the tenant wrote nothing
-    // through it lately: its next records then follow the position without a read (onTailRecord).
-    logs[this.logId] = Math.max(logs[this.logId] ?? 0, this.wal.position.lastSeq);
+    // This process's own log by what it has loaded (every event of it acknowledged before this
+    // call, by `fresh`), named even when the tenant wrote nothing through it lately: its next
+    // records then follow the position without a read (onTailRecord).
+    logs[this.logId] = Math.max(logs[this.logId] ?? 0, this.loaded);
     return { logs, since };
   }
 

@@ -170,19 +170,22 @@ class TenantFeed {
   }
 
   /**
-   * The events of the records that follow the cursor, in order (dataset ids in `dataset`). At
-   * the first record that does not follow it, or carries no events, the rest is left to a read.
+   * The events of the records that follow the cursor, in order (dataset ids in `dataset`). From
+   * a log's first record that does not follow it, or carries no events, that log's records are
+   * left to a read (the store holds them); the other logs' go on.
    */
   private fromRecords(records: readonly TailRecord[]): StoredEvent[] {
     const at: Record<string, number> = { ...this.cursor.logs };
     const events: StoredEvent[] = [];
+    const toRead = new Set<string>();
     for (const record of records) {
+      if (toRead.has(record.log)) continue;
       const seen = at[record.log];
       if (seen !== undefined && lastSeqOf(record) <= seen) continue;
       // A log the cursor does not know counts from a time (tail-position.ts `since`): the store's business.
       if (seen === undefined || record.prev > seen || !record.body) {
-        this.wake();
-        break;
+        toRead.add(record.log);
+        continue;
       }
       const before = events.length;
       try {
@@ -190,11 +193,12 @@ class TenantFeed {
       } catch (error) {
         events.length = before;
         this.hub.options.log('a live tail record could not be decoded; reading the store instead', error);
-        this.wake();
-        break;
+        toRead.add(record.log);
+        continue;
       }
       at[record.log] = lastSeqOf(record);
     }
+    if (toRead.size) this.wake();
     return events;
   }
 
