@@ -12,7 +12,7 @@ import { registerTailRoute } from './routes/tail.js';
  * Events per read of a store that is not this process's memory: ClickHouse, where a feed reads
  * only when its records do not serve (a gap, the poll, a session catching up), and an events
  * node, where every wake-up is a read over HTTP. Such a read must outrun the ingest it is
- * behind; 200 per read across processes fell seconds behind at 14,000 events/s.
+ * behind, and each costs a round trip whatever its size.
  */
 export const remoteReadLimit = 2_000;
 

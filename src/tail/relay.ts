@@ -28,9 +28,9 @@ export interface TailRelayOptions {
  * On the embedded engine (and through an events node) each durable append is a bare `tail.wake`:
  * a feed reads the store, which answers from the recent events in memory.
  *
- * On ClickHouse a feed that read ClickHouse on every wake-up kept up with a few thousand events
- * a second per tenant; instead the store tells of each record of this process's log once
- * ClickHouse holds it (LoggedEventStore.onTailRecord), which is when its appends are answered:
+ * On ClickHouse a read per wake-up would be a ClickHouse statement per ingest and host, each
+ * scanning the tenant's rows; instead the store tells of each record of this process's log
+ * once ClickHouse holds it (LoggedEventStore.onTailRecord), which is when its appends are answered:
  * - to this process's feeds, with its events;
  * - to the other processes, on the bus as `tail.wake` with the record: its events only when
  *   another process has said (`tail.interest`, every `interestEveryMs` while it has sessions of
