@@ -317,33 +317,35 @@ describe('LoggedEventStore on ClickHouse: live tail records', { skip: process.en
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test("each record is told once ClickHouse holds it, before its append is answered, in seq order, chained to the tenant's previous one", async () => {
-    const told: TailRecord[] = [];
+  test("each record is told when durable, and again once ClickHouse holds it, before its append is answered; in seq order, chained to the tenant's previous one", async () => {
+    const told: Array<[TailRecord, boolean]> = [];
     assert.equal(
-      store.onTailRecord((record) => told.push(record)),
+      store.onTailRecord((record, loaded) => told.push([record, loaded])),
       true,
     );
     const log = fs.readFileSync(path.join(dir, 'log-id'), 'utf8').trim();
     const appends: Array<[Tenant, number]> = [[a, 3], [b, 2], [a, 1], [a, 4], [b, 1]];
-    let answered = 0;
     for (const [tenant, n] of appends) {
       const result = await store.append(tenant, Array.from({ length: n }, (_, i) => ev(2_000 + i, { event: `rec-${i}` })));
-      const record = told.at(-1)!;
-      assert.equal(told.length, ++answered, 'told before the answer');
+      const mine = told.filter(([r]) => lastSeqOf(r) === result.lastSeq);
+      assert.deepEqual(mine.map(([, loaded]) => loaded), [false, true], 'durable, then loaded, both before the answer');
+      const record = mine[1]![0];
       assert.deepEqual(record.tenant, tenant);
-      assert.equal(lastSeqOf(record), result.lastSeq);
+      assert.equal(record.count, n);
       // ClickHouse holds it by then: a read after its chain finds exactly its events.
       const read = await store.readAfter(tenant, { after: { logs: { [log]: record.prev }, since: 0 }, filter: matchAll, limit: 100 });
       assert.deepEqual(read.map((e) => e.seq), Array.from({ length: n }, (_, i) => record.firstSeq + i));
       assert.deepEqual(recordEvents(record.body!, record.firstSeq, log).map((e) => e.event_id), read.map((e) => e.event_id));
     }
-    assert.deepEqual(told.map((r) => [r.log, r.firstSeq, r.count, r.prev]), [
+    const chain = [
       [log, 1, 3, 0],
       [log, 4, 2, 0],
       [log, 6, 1, 3],
       [log, 7, 4, 6],
       [log, 11, 1, 5],
-    ]);
+    ];
+    assert.deepEqual(told.filter(([, loaded]) => !loaded).map(([r]) => [r.log, r.firstSeq, r.count, r.prev]), chain);
+    assert.deepEqual(told.filter(([, loaded]) => loaded).map(([r]) => [r.log, r.firstSeq, r.count, r.prev]), chain);
     // A new session starts after this log's last event, named whether or not the tenant wrote lately.
     assert.equal((await store.tailStart({ orgId: 'ORGC', projectId: 'P1', mode: 'live' })).logs[log], 11);
   });

@@ -47,8 +47,8 @@ const maxTailPendingBytes = 16 * 1024 * 1024;
 /** Tenants whose last record `prev` remembers; past it the chains start over from the log's position. */
 const maxTailChains = 100_000;
 
-/** Told of each record of this process's log once ClickHouse holds it. */
-export type TailRecordListener = (record: TailRecord) => void;
+/** Told of each record of this process's log: when durable (`loaded` false), then once ClickHouse holds it. */
+export type TailRecordListener = (record: TailRecord, loaded: boolean) => void;
 
 
 export interface LoggedEventStoreOptions {
@@ -150,7 +150,7 @@ export class LoggedEventStore implements EventStore {
   private readonly tailChains = new Map<string, number>();
   /** `prev` of a tenant `tailChains` does not hold: none of its events is in the log after it. */
   private tailFloor = 0;
-  /** Records durable and not yet loaded, oldest first from `tailHead`; told of once loaded. */
+  /** Records durable and not yet loaded, oldest first from `tailHead`; told of again once loaded. */
   private tailPending: TailRecord[] = [];
   private tailHead = 0;
   /** Bytes of the bodies `tailPending` still carries; those before `tailBodyHead` carry none. */
@@ -410,9 +410,9 @@ export class LoggedEventStore implements EventStore {
 
   /**
    * A record is durable (called in seq order, inside the log's write). DuckDB: into the recent
-   * events live tail reads. ClickHouse: chained to the tenant's previous record and held until
-   * loaded (tailLoaded): live tail hands on only what ClickHouse holds, so a session resumed on
-   * any host (whose start knows only what ClickHouse holds of other hosts' logs) follows on.
+   * events live tail reads. ClickHouse: chained to the tenant's previous record, told now (this
+   * process's sessions take it, as the embedded engine's tail reads its recent events), and held
+   * until loaded to be told again (tailLoaded: other processes take it from ClickHouse's side).
    */
   private durable(tenant: Tenant, firstSeq: number, count: number, body: Buffer): void {
     if (this.sqlDialect === 'duckdb') {
@@ -428,6 +428,7 @@ export class LoggedEventStore implements EventStore {
       this.tailFloor = firstSeq - 1;
     }
     this.tailChains.set(key, lastSeqOf(record));
+    this.tellTail(record, false);
     this.tailPending.push(record);
     this.tailBodies += body.length;
     while (this.tailPending.length - this.tailHead > maxTailPendingRecords) {
@@ -451,7 +452,7 @@ export class LoggedEventStore implements EventStore {
     while (this.tailHead < this.tailPending.length && lastSeqOf(this.tailPending[this.tailHead]!) <= seq) {
       const record = this.tailPending[this.tailHead++]!;
       if (record.body) this.tailBodies -= record.body.length;
-      this.tellTail(record);
+      this.tellTail(record, true);
     }
     this.compactTailPending();
   }
@@ -464,21 +465,22 @@ export class LoggedEventStore implements EventStore {
     }
   }
 
-  private tellTail(record: TailRecord): void {
+  private tellTail(record: TailRecord, loaded: boolean): void {
     for (const listener of this.tailListeners) {
       try {
-        listener(record);
+        listener(record, loaded);
       } catch (error) {
-        // Before the appends are answered: a listener's fault must not hold them up.
+        // Inside the log's write, or before the appends are answered: a listener's fault must not fail or hold them up.
         this.log('warn', 'a live tail listener failed', error);
       }
     }
   }
 
   /**
-   * ClickHouse: tells `listener` of each record of this process's log once ClickHouse holds it,
-   * in seq order, just before the appends it holds are answered (live tail, src/tail/relay.ts).
-   * False (and never told) on DuckDB, whose tail reads the recent events in memory.
+   * ClickHouse: tells `listener` of each record of this process's log, once when it is durable
+   * and again once ClickHouse holds it (just before the appends it holds are answered), in seq
+   * order each time (live tail, src/tail/relay.ts). False (and never told) on DuckDB, whose
+   * tail reads the recent events in memory.
    */
   onTailRecord(listener: TailRecordListener): boolean {
     if (this.sqlDialect === 'duckdb') return false;
@@ -619,11 +621,10 @@ export class LoggedEventStore implements EventStore {
   }
 
   /**
-   * On DuckDB, from memory when the recent events reach back far enough (the one log's newest),
-   * else once the loader has passed what was acknowledged. On ClickHouse from ClickHouse (the
-   * other ingesters' events are only there) as it is, without waiting for this process's
-   * loader: live tail hands on only what ClickHouse holds, and this log's records come to it
-   * once loaded (onTailRecord), so waiting would only hold a feed's read up behind the loader.
+   * On DuckDB, from memory when the recent events reach back far enough (the one log's newest);
+   * on ClickHouse always from ClickHouse: the other ingesters' events are only there. Otherwise
+   * once the loader has passed what this process acknowledged: on ClickHouse live tail hands
+   * this log's records on as soon as they are durable, so a read must hold them too.
    */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const seq = singleSeq(request.after);
@@ -631,8 +632,7 @@ export class LoggedEventStore implements EventStore {
       const recent = this.recent.after(tenant, seq, request.limit);
       if (recent) return this.named(tenant, recent);
     }
-    if (this.sqlDialect === 'duckdb') await this.fresh();
-    else if (this.closed) throw new Error('event store closed');
+    await this.fresh();
     return this.named(tenant, await this.engine.readAfter(tenant, request));
   }
 
@@ -646,10 +646,9 @@ export class LoggedEventStore implements EventStore {
     await this.fresh();
     const since = this.options.now() - tailClockSlackMs;
     const logs = await this.engine.logPositions(tenant, since);
-    // This process's own log by what it has loaded (every event of it acknowledged before this
-    // call, by `fresh`), named even when the tenant wrote nothing through it lately: its next
-    // records then follow the position without a read (onTailRecord).
-    logs[this.logId] = Math.max(logs[this.logId] ?? 0, this.loaded);
+    // This process's own log by its last durable seq, named even when the tenant wrote nothing
+    // through it lately: its next records then follow the position without a read (onTailRecord).
+    logs[this.logId] = Math.max(logs[this.logId] ?? 0, this.wal.position.lastSeq);
     return { logs, since };
   }
 

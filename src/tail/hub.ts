@@ -180,9 +180,11 @@ class TenantFeed {
     const toRead = new Set<string>();
     for (const record of records) {
       if (toRead.has(record.log)) continue;
-      const seen = at[record.log];
+      // A log the cursor does not know counts from a time (tail-position.ts `since`), which each
+      // session applies to the events it is given: from memory only when the record holds the
+      // tenant's first events in the log (`prev` 0), else the store's business.
+      const seen = at[record.log] ?? (record.prev === 0 ? 0 : undefined);
       if (seen !== undefined && lastSeqOf(record) <= seen) continue;
-      // A log the cursor does not know counts from a time (tail-position.ts `since`): the store's business.
       if (seen === undefined || record.prev > seen || !record.body) {
         toRead.add(record.log);
         continue;

@@ -30,16 +30,19 @@ export interface TailRelayOptions {
  *
  * On ClickHouse a read per wake-up would be a ClickHouse statement per ingest and host, each
  * scanning the tenant's rows; instead the store tells of each record of this process's log
- * once ClickHouse holds it (LoggedEventStore.onTailRecord), which is when its appends are answered:
- * - to this process's feeds, with its events;
- * - to the other processes, on the bus as `tail.wake` with the record: its events only when
- *   another process has said (`tail.interest`, every `interestEveryMs` while it has sessions of
- *   the tenant) that it wants them and the body is at most `maxWakeBodyBytes`, else the
- *   record's place alone, and the receiving feed reads ClickHouse, which holds the record.
- * So every event a session is given is in ClickHouse, as when feeds read it: a session resumed
- * on any host follows on from its last id. A feed hands on a record's events without reading
- * only when the record follows its cursor (hub.ts); anything lost on the bus shows as a gap in
- * the chain, or is found by the poll.
+ * (LoggedEventStore.onTailRecord):
+ * - **when durable**, to this process's feeds, with its events, as the embedded engine's tail
+ *   takes them from memory at that moment (a read of the store waits for this process's loader
+ *   to pass what it made durable, so it holds them too);
+ * - **once loaded**, which is when its appends are answered, on the bus as `tail.wake` with the
+ *   record: its events only when another process has said (`tail.interest`, every
+ *   `interestEveryMs` while it has sessions of the tenant) that it wants them and the body is at
+ *   most `maxWakeBodyBytes`, else the record's place alone, and the receiving feed reads
+ *   ClickHouse, which holds the record by then.
+ * A feed hands on a record's events without reading only when the record follows its cursor
+ * (hub.ts); anything lost on the bus shows as a gap in the chain, or is found by the poll. A
+ * session resumed on another host may name a seq that host does not see in ClickHouse yet: the
+ * resume keeps it (tail-position.ts clampTo), and that log's next events follow.
  *
  * A record's events are taken from the bus only with a valid MAC under the installation's key:
  * whoever can publish on the NATS subjects without it can wake a feed, not feed it events.
@@ -64,7 +67,7 @@ export class TailRelay {
   /** Subscribes to the store's records (or append wake-ups) and to the bus. */
   start(): void {
     const { bus, hub, events } = this.options;
-    const records = events.store.onTailRecord?.((record) => this.loaded(record)) ?? false;
+    const records = events.store.onTailRecord?.((record, loaded) => (loaded ? this.share(record) : this.durable(record))) ?? false;
     if (!records) events.onAppended((tenant, lastSeq) => bus.publish('tail.wake', { tenant: tenantOnly(tenant), lastSeq }));
     bus.subscribe('tail.wake', (message) => this.receive(message));
     bus.subscribe('tail.interest', ({ tenant, from }) => {
@@ -85,10 +88,14 @@ export class TailRelay {
     this.options.bus.publish('tail.interest', { tenant: tenantOnly(tenant), from: this.id });
   }
 
-  /** A record of this process's log is in ClickHouse: to this process's feeds, and to the others. */
-  private loaded(record: TailRecord): void {
+  /** A record of this process's log is durable: to this process's feeds. */
+  private durable(record: TailRecord): void {
     this.ownLog = record.log;
     this.options.hub.offer(record);
+  }
+
+  /** A record of this process's log is in ClickHouse: to the other processes. */
+  private share(record: TailRecord): void {
     const { tenant, body } = record;
     const wake: WakeRecord = { log: record.log, firstSeq: record.firstSeq, count: record.count, prev: record.prev };
     if (body && body.length <= maxWakeBodyBytes && this.wantedElsewhere(tenant)) {
@@ -101,7 +108,7 @@ export class TailRelay {
   private receive({ tenant, lastSeq, record }: BusMessages['tail.wake']): void {
     const { hub } = this.options;
     if (!record) return hub.wake(tenant, lastSeq);
-    // This process's own (publish delivers here too), handed to its feeds already.
+    // This process's own (publish delivers here too), handed to its feeds when durable.
     if (record.log === this.ownLog || !hub.has(tenant)) return;
     const taken: TailRecord = { tenant, log: record.log, firstSeq: record.firstSeq, count: record.count, prev: record.prev };
     if (record.body && this.authentic(tenant, record, record.body)) taken.body = record.body;
