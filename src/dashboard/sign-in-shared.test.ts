@@ -4,13 +4,14 @@ import crypto from 'node:crypto';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { freePort, reachable, services } from '../cluster/test-services.js';
 import { Browser, member, password } from './test-session.js';
+import { needs } from '../test-support/ci.js';
 
-const skip = (await reachable(services.redis.host, services.redis.port)) ? false : `Redis not reachable at ${services.redis.host}:${services.redis.port} (.ci/run starts it)`;
+const missing = (await reachable(services.redis.host, services.redis.port)) ? false : `Redis not reachable at ${services.redis.host}:${services.redis.port} (.ci/run starts it)`;
 // Several processes sign cursors with one key (required with OPS_REDIS_URL on PostgreSQL).
 const secretKey = crypto.randomBytes(32).toString('base64');
 const redisUrl = (port = services.redis.port) => `redis://${services.redis.host}:${port}/?keyPrefix=ops-test-${crypto.randomBytes(6).toString('hex')}:`;
 
-describe('sign-in throttling shared through Redis (OPS_REDIS_URL): one allowance across API processes', { skip }, () => {
+describe('sign-in throttling shared through Redis (OPS_REDIS_URL): one allowance across API processes', needs(missing), () => {
   let a: TestServer;
   let b: TestServer;
   before(async () => {

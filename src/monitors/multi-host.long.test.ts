@@ -10,6 +10,7 @@ import { missingServices, services, TcpProxy } from '../cluster/test-services.js
 import { eventually, startReceiver } from '../notifications/test-receiver.js';
 import { call, processStore } from '../notifications/test-processes.js';
 import type { NotificationBody } from './test-monitors.js';
+import { needs } from '../test-support/ci.js';
 
 /**
  * Monitors on several API hosts (issue #27, DECISIONS.md §18: each monitor evaluated by one
@@ -24,7 +25,7 @@ import type { NotificationBody } from './test-monitors.js';
  * wants, so the kill -9 and the late return happen exactly there.
  */
 const onPostgres = Boolean(process.env.OPS_TEST_DATABASE_URL);
-const skip = onPostgres ? await missingServices() : false;
+const missing = onPostgres ? await missingServices() : false;
 const every = 60_000;
 const secret = crypto.randomBytes(32).toString('base64');
 
@@ -74,7 +75,7 @@ async function installation() {
 const bodiesOf = (receiver: Awaited<ReturnType<typeof startReceiver>>) => receiver.received.map((r) => JSON.parse(r.body) as Body);
 
 // Concurrently: each has an installation of its own, and the two lease tests spend most of their minute waiting.
-describe('monitors on several hosts', { skip, concurrency: true }, () => {
+describe('monitors on several hosts', { ...needs(missing), concurrency: true }, () => {
   test('two hosts: each threshold firing and each matched event is notified once across them', { timeout: 240_000 }, async () => {
     const s = await installation();
     const receiver = await startReceiver([{ status: 200 }]);
