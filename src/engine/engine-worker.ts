@@ -26,8 +26,6 @@ export interface EngineWorkerData extends DuckDbTablesOptions {
   maxBytesPerLoad: number;
   /** WalLoader's loadIntervalMs. */
   loadIntervalMs: number;
-  /** OPS_HOT_KEYS_INTERVAL_MS: how soon the other ingesters take a dataset's new hot keys (ClickHouse). */
-  hotKeysIntervalMs?: number;
 }
 
 export type ToWorker =
@@ -65,7 +63,7 @@ async function openEngine(): Promise<EventEngine> {
     unlock = lockEventsDir(data.dir);
     try {
       const { ClickHouseEngine } = await import('./clickhouse/clickhouse-engine.js');
-      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit, logId: readOrCreateLogId(data.dir), hotKeysIntervalMs: data.hotKeysIntervalMs });
+      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit, logId: readOrCreateLogId(data.dir) });
     } catch (error) {
       unlock();
       throw error;

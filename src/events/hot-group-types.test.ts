@@ -33,8 +33,7 @@ onLeg.describe('group by a hot key on ClickHouse: by the columns its types leave
   let service: QueryService;
 
   before(async () => {
-    // Pins alone: the control dataset gets no keys of its own.
-    s = await startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'false' } });
+    s = await startTestServer({ plan: 'enterprise' });
     const store = s.server.events.store;
     const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'aggregate'> = {
       dialect: () => store.dialect(),

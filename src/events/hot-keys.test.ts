@@ -39,9 +39,7 @@ const queries = (d: string) => [
 describe('hot payload keys', () => {
   let s: TestServer;
   before(async () => {
-    // Keys chosen on schema requests here; the background task (hot-keys-auto.test.ts) never
-    // ticks during the test, so the rows loaded before a key was hot keep reading the JSON.
-    s = await startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'true', OPS_HOT_KEYS_INTERVAL_MS: '86400000' } });
+    s = await startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'true' } });
   });
   after(() => s.close());
 
@@ -275,10 +273,10 @@ describe('hot payload keys', () => {
   });
 });
 
-describe('hot payload keys with OPS_HOT_KEYS_AUTO=false', () => {
+describe('hot payload keys without OPS_HOT_KEYS_AUTO (the default)', () => {
   let s: TestServer;
   before(async () => {
-    s = await startTestServer({ env: { OPS_HOT_KEYS_AUTO: 'false' } });
+    s = await startTestServer();
   });
   after(() => s.close());
 
