@@ -23,7 +23,6 @@ import type { WorkerTimings } from './notifications/delivery-worker.js';
 import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
 import { openSearches } from './searches/capability.js';
 import { openAudit } from './audit/capability.js';
-import { tenantOnly } from './tenancy/tenant.js';
 import { openMembers } from './members/capability.js';
 import { openTokens } from './tokens/capability.js';
 import { openUsage } from './usage/capability.js';
@@ -123,14 +122,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const media = opened(openMedia(ctx, { log, urls }));
     const events = opened(await openEvents(ctx, log, options.events));
     opened(openQuery(ctx, events));
+    // Ingest reaches live tail through the tail capability's relay (src/tail/relay.ts): each
+    // durable append, or on ClickHouse each log record, goes to this process's feeds at once
+    // and to the other API processes over the bus. A lost message only delays: each feed reads
+    // from its own cursor and polls every OPS_TAIL_POLL_MS.
     const tail = opened(openTail(ctx, events, log));
     opened(openOtlp(ctx, events));
     opened(openShippers(ctx, events));
-    // Each durable append is announced on the bus: it wakes live tail here at once (the bus
-    // delivers inside publish) and in the other API processes through NATS. A lost wake-up
-    // only delays: each feed reads from its own cursor and polls every OPS_TAIL_POLL_MS.
-    events.onAppended((tenant, lastSeq) => ctx.bus.publish('tail.wake', { tenant: tenantOnly(tenant), lastSeq }));
-    ctx.bus.subscribe('tail.wake', ({ tenant, lastSeq }) => tail.wake(tenant, lastSeq));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));

@@ -6,8 +6,16 @@ import type { Logger } from '../app/logger.js';
  * state that lives in a store: losing one costs latency or a bounded staleness, never data.
  */
 export interface BusMessages {
-  /** The tenant's events up to `lastSeq` are durable: live tail reads now rather than at its next poll. */
-  'tail.wake': { tenant: Tenant; lastSeq: number };
+  /**
+   * The tenant's events up to `lastSeq` are durable: live tail reads now rather than at its next
+   * poll. On ClickHouse (src/tail/relay.ts) sent once the record is loaded, and carrying it: which
+   * log's events, the chain that tells a reader whether it missed one (tail-record.ts), and the
+   * events themselves when another process has sessions of the tenant (`tail.interest`),
+   * authenticated by `mac`; without them a reader reads the store.
+   */
+  'tail.wake': { tenant: Tenant; lastSeq: number; record?: WakeRecord };
+  /** This process (`from`) has live-tail sessions of the tenant: send its records' events along (for the next `interestTtlMs`). */
+  'tail.interest': { tenant: Tenant; from: string };
   /** The token no longer authenticates: token caches drop it. */
   'token.revoked': { tokenId: string };
   /**
@@ -21,6 +29,30 @@ export interface BusMessages {
 }
 
 export type Topic = keyof BusMessages;
+
+/** A write-ahead log record as `tail.wake` carries it (TailRecord without the tenant, which the message has). */
+export interface WakeRecord {
+  log: string;
+  firstSeq: number;
+  count: number;
+  prev: number;
+  /** The record's body: a Buffer in this process, base64 on NATS. */
+  body?: Buffer;
+  /** HMAC of the record under the installation's key (relay.ts), present with `body`. */
+  mac?: string;
+}
+
+/** A record body larger than this travels without its events (NATS refuses messages over 1 MB by default; base64 adds a third). */
+export const maxWakeBodyBytes = 512 * 1024;
+
+/**
+ * JSON.stringify's replacer for what goes on NATS: a Buffer (a record's body) as base64, not
+ * Buffer#toJSON's array of numbers. A function, so `this[key]` is the value before toJSON.
+ */
+export function busJsonReplacer(this: unknown, key: string, value: unknown): unknown {
+  const raw = (this as Record<string, unknown>)[key];
+  return Buffer.isBuffer(raw) ? raw.toString('base64') : value;
+}
 
 /** 'off': no OPS_NATS_URL (one process; messages reach only it). 'down': configured but not connected. */
 export type BusState = 'up' | 'down' | 'off';
@@ -113,7 +145,16 @@ export function parseMessage<T extends Topic>(topic: T, data: unknown): BusMessa
       const tenant = parseTenant(record.tenant, isId);
       if (!tenant || typeof record.lastSeq !== 'number' || !Number.isFinite(record.lastSeq)) return undefined;
       const message: BusMessages['tail.wake'] = { tenant, lastSeq: record.lastSeq };
+      if (record.record !== undefined) {
+        const wake = parseWakeRecord(record.record);
+        if (!wake) return undefined;
+        message.record = wake;
+      }
       return message as BusMessages[T];
+    }
+    case 'tail.interest': {
+      const tenant = parseTenant(record.tenant, isId);
+      return tenant && isId(record.from) ? ({ tenant, from: record.from } satisfies BusMessages['tail.interest'] as BusMessages[T]) : undefined;
     }
     case 'monitors.changed': {
       const tenant = parseTenant(record.tenant, isId);
@@ -128,6 +169,23 @@ export function parseMessage<T extends Topic>(topic: T, data: unknown): BusMessa
   }
 }
 
+const seqOf = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** A record from another process: numbers that can be seqs, a log id, and a body only with its MAC. */
+function parseWakeRecord(value: unknown): WakeRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (typeof r.log !== 'string' || !/^(?:[0-9a-f]{16})?$/.test(r.log)) return undefined;
+  if (!seqOf(r.firstSeq) || !seqOf(r.count) || r.count < 1 || !seqOf(r.prev) || r.prev >= r.firstSeq) return undefined;
+  const wake: WakeRecord = { log: r.log, firstSeq: r.firstSeq, count: r.count, prev: r.prev };
+  if (r.body === undefined) return wake;
+  const { body, mac } = r;
+  if (typeof body !== 'string' || body.length % 4 !== 0 || body.length > ((maxWakeBodyBytes + 2) / 3) * 4 + 4 || !base64Pattern.test(body)) return undefined;
+  if (typeof mac !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(mac)) return undefined;
+  return { ...wake, body: Buffer.from(body, 'base64'), mac };
+}
+
 function parseTenant(value: unknown, isId: (value: unknown) => value is string): Tenant | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const tenant = value as Record<string, unknown>;
@@ -135,7 +193,7 @@ function parseTenant(value: unknown, isId: (value: unknown) => value is string):
   return { orgId: tenant.orgId, projectId: tenant.projectId, mode: tenant.mode };
 }
 
-export const topics: readonly Topic[] = ['tail.wake', 'token.revoked', 'org.changed', 'monitors.changed'];
+export const topics: readonly Topic[] = ['tail.wake', 'tail.interest', 'token.revoked', 'org.changed', 'monitors.changed'];
 
 /**
  * The bus the configuration asks for: NATS when OPS_NATS_URL is set (the client loaded only

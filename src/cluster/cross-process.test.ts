@@ -207,13 +207,37 @@ describe('two API processes on shared stores (PostgreSQL, Redis, NATS)', require
         woken.push([t.orgId, seq]);
         wake(t, seq);
       };
+      // What B's bus delivers after checking each message.
+      const parsed: unknown[] = [];
+      b.server.ctx.bus.subscribe('tail.wake', (message) => {
+        if (message.tenant.orgId === orgId) parsed.push(message);
+      });
       try {
         watcher.publish('opsplatform.tail.wake', JSON.stringify({ tenant: { orgId, projectId: 'prj_x', mode: 'live' }, lastSeq: 7 }));
-        // Malformed messages are dropped, not delivered.
+        // Malformed messages are dropped, not delivered: a record's numbers must be seqs, its
+        // log a log id, its body base64 with a MAC.
         watcher.publish('opsplatform.tail.wake', JSON.stringify({ tenant: 'nope', lastSeq: 'x' }));
+        const tenant = { orgId, projectId: 'prj_x', mode: 'live' };
+        for (const record of [
+          { log: 'not-a-log-id', firstSeq: 8, count: 1, prev: 7 },
+          { log: '', firstSeq: 8, count: 0, prev: 7 },
+          { log: '', firstSeq: 8, count: 1, prev: 8 },
+          { log: '', firstSeq: 8, count: 1.5, prev: 7 },
+          { log: '', firstSeq: 8, count: 1, prev: 7, body: 'not base64!', mac: 'x' },
+          { log: '', firstSeq: 8, count: 1, prev: 7, body: 'AAAA' },
+        ]) {
+          watcher.publish('opsplatform.tail.wake', JSON.stringify({ tenant, lastSeq: 8, record }));
+        }
+        const record = { log: '00000000000000ab', firstSeq: 9, count: 1, prev: 8, body: 'AAAA', mac: 'bWFj' };
+        watcher.publish('opsplatform.tail.wake', JSON.stringify({ tenant, lastSeq: 9, record }));
         await watcher.flush();
         await eventually("B's tail woken", 2_000, async () => woken.some(([org]) => org === orgId));
         assert.deepEqual(woken.filter(([org]) => org === orgId), [[orgId, 7]]);
+        await eventually('the record parsed on B', 2_000, async () => parsed.length >= 2);
+        assert.deepEqual(parsed, [
+          { tenant, lastSeq: 7 },
+          { tenant, lastSeq: 9, record: { ...record, body: Buffer.from('AAAA', 'base64') } },
+        ]);
       } finally {
         hub.wake = wake;
       }

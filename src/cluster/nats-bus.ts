@@ -1,7 +1,7 @@
 import { connect, type Msg, type NatsConnection } from 'nats';
 import type { Logger } from '../app/logger.js';
 import { redactUrl } from './redact-url.js';
-import { parseMessage, Subscribers, topics, type Bus, type BusMessages, type BusState, type Topic } from './bus.js';
+import { busJsonReplacer, parseMessage, Subscribers, topics, type Bus, type BusMessages, type BusState, type Topic } from './bus.js';
 
 /** Subjects are `opsplatform.<topic>`: one wildcard subscription per process hears them all. */
 const subjectPrefix = 'opsplatform.';
@@ -116,7 +116,7 @@ export class NatsBus implements Bus {
   private send(nc: NatsConnection, topic: Topic, message: unknown): void {
     try {
       // While the client reconnects it buffers what is published and sends it once back.
-      nc.publish(subjectPrefix + topic, encoder.encode(JSON.stringify(message)));
+      nc.publish(subjectPrefix + topic, encoder.encode(JSON.stringify(message, busJsonReplacer)));
     } catch (error) {
       this.options.log.debug({ err: error }, `bus: a ${topic} message could not be sent to NATS`);
     }

@@ -1,4 +1,5 @@
 import { singleLog } from './tail-position.js';
+import { lastSeqOf, recordEvents, type TailRecord } from './tail-record.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -306,4 +307,55 @@ test('the events worker dies: reads fail at once (503, no hang), appends stay du
     await again.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('LoggedEventStore on ClickHouse: live tail records', { skip: process.env.OPS_TEST_CLICKHOUSE_URL ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")' }, () => {
+  let dir: string;
+  let url: string;
+  let store: LoggedEventStore;
+  before(async () => {
+    const { freshClickHouseUrl } = await import('./clickhouse/clickhouse-testing.js');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-store-ch-'));
+    url = freshClickHouseUrl(process.env.OPS_TEST_CLICKHOUSE_URL!);
+    store = await LoggedEventStore.open({ dir, clickhouseUrl: url, now: () => Date.now(), names: async (_t, ids) => new Map(ids.map((id) => [id, id])) });
+  });
+  after(async () => {
+    await store?.close();
+    const { dropClickHouseDatabase } = await import('./clickhouse/clickhouse-testing.js');
+    if (url) await dropClickHouseDatabase(url);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("each record is told when durable, and again once ClickHouse holds it, before its append is answered; in seq order, chained to the tenant's previous one", async () => {
+    const told: Array<[TailRecord, boolean]> = [];
+    assert.equal(
+      store.onTailRecord((record, loaded) => told.push([record, loaded])),
+      true,
+    );
+    const log = fs.readFileSync(path.join(dir, 'log-id'), 'utf8').trim();
+    const appends: Array<[Tenant, number]> = [[a, 3], [b, 2], [a, 1], [a, 4], [b, 1]];
+    for (const [tenant, n] of appends) {
+      const result = await store.append(tenant, Array.from({ length: n }, (_, i) => ev(2_000 + i, { event: `rec-${i}` })));
+      const mine = told.filter(([r]) => lastSeqOf(r) === result.lastSeq);
+      assert.deepEqual(mine.map(([, loaded]) => loaded), [false, true], 'durable, then loaded, both before the answer');
+      const record = mine[1]![0];
+      assert.deepEqual(record.tenant, tenant);
+      assert.equal(record.count, n);
+      // ClickHouse holds it by then: a read after its chain finds exactly its events.
+      const read = await store.readAfter(tenant, { after: { logs: { [log]: record.prev }, since: 0 }, filter: matchAll, limit: 100 });
+      assert.deepEqual(read.map((e) => e.seq), Array.from({ length: n }, (_, i) => record.firstSeq + i));
+      assert.deepEqual(recordEvents(record.body!, record.firstSeq, log).map((e) => e.event_id), read.map((e) => e.event_id));
+    }
+    const chain = [
+      [log, 1, 3, 0],
+      [log, 4, 2, 0],
+      [log, 6, 1, 3],
+      [log, 7, 4, 6],
+      [log, 11, 1, 5],
+    ];
+    assert.deepEqual(told.filter(([, loaded]) => !loaded).map(([r]) => [r.log, r.firstSeq, r.count, r.prev]), chain);
+    assert.deepEqual(told.filter(([, loaded]) => loaded).map(([r]) => [r.log, r.firstSeq, r.count, r.prev]), chain);
+    // A new session starts after this log's last event, named whether or not the tenant wrote lately.
+    assert.equal((await store.tailStart({ orgId: 'ORGC', projectId: 'P1', mode: 'live' })).logs[log], 11);
+  });
 });

@@ -1,4 +1,5 @@
 import type { TailPosition } from './tail-position.js';
+import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
@@ -260,6 +261,13 @@ export interface EventStore {
   lastSeq(): Promise<number>;
   /** Where a new tail session of the tenant starts: after every event stored so far. */
   tailStart(tenant: Tenant): Promise<TailPosition>;
+  /**
+   * A store that owns a log on ClickHouse: tells `listener` of each record of its log when it is
+   * durable and again once ClickHouse holds it (live tail hands the events to the sessions
+   * without reading ClickHouse: src/tail/relay.ts); true then. False, or absent, where tail
+   * reads the store on each wake-up (the embedded engine answers those reads from memory).
+   */
+  onTailRecord?(listener: (record: TailRecord, loaded: boolean) => void): boolean;
   /**
    * Per write-ahead log, the seq up to which every event of the log is readable by the next read
    * (tail-position.ts on logs): what the monitors' window counts count events by

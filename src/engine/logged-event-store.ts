@@ -29,9 +29,26 @@ import { EngineClient } from './engine-client.js';
 import { RecentEvents } from './wal/recent-events.js';
 import { WriteAheadLog } from './wal/wal.js';
 import { singleLog, singleSeq, type TailPosition } from './tail-position.js';
+import { lastSeqOf, type TailRecord } from './tail-record.js';
+import { readOrCreateLogId } from './wal/log-id.js';
 
 /** How far behind another host's clock may be without a tail session started now missing its events. */
 const tailClockSlackMs = 60_000;
+
+/**
+ * ClickHouse, live tail's records (onTailRecord): records durable and not loaded yet are held
+ * until loaded (at most this many; past it the oldest are forgotten), and their bodies up to
+ * this many bytes (past it the oldest go out without one: a loader seconds behind at full
+ * ingest). Forgetting is always safe: a reader that misses a record, or gets one without its
+ * events, reads the store.
+ */
+const maxTailPendingRecords = 10_000;
+const maxTailPendingBytes = 16 * 1024 * 1024;
+/** Tenants whose last record `prev` remembers; past it the chains start over from the log's position. */
+const maxTailChains = 100_000;
+
+/** Told of each record of this process's log: when durable (`loaded` false), then once ClickHouse holds it. */
+export type TailRecordListener = (record: TailRecord, loaded: boolean) => void;
 
 
 export interface LoggedEventStoreOptions {
@@ -126,6 +143,20 @@ export class LoggedEventStore implements EventStore {
   private readonly pages = new UnchangedAnswers<{ events: StoredEvent[]; more: boolean }>(maxPages);
   private readonly options: LoggedEventStoreOptions & Tuning;
   private readonly sqlDialect: SqlDialect;
+  /** ClickHouse: this process's log id, which every row it loads carries ('' for a log from before ids). */
+  private logId = '';
+  /** ClickHouse, live tail: whom to tell of each record (onTailRecord). */
+  private readonly tailListeners = new Set<TailRecordListener>();
+  /** Per tenant, the seq of its last event in this log since the chains started (TailRecord.prev). */
+  private readonly tailChains = new Map<string, number>();
+  /** `prev` of a tenant `tailChains` does not hold: none of its events is in the log after it. */
+  private tailFloor = 0;
+  /** Records durable and not yet loaded, oldest first from `tailHead`; told of again once loaded. */
+  private tailPending: TailRecord[] = [];
+  private tailHead = 0;
+  /** Bytes of the bodies `tailPending` still carries; those before `tailBodyHead` carry none. */
+  private tailBodies = 0;
+  private tailBodyHead = 0;
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
@@ -174,6 +205,8 @@ export class LoggedEventStore implements EventStore {
       const loaded = await engine.catchUp();
       wal.release(loaded);
       store = new LoggedEventStore(options, engine, wal, new RecentEvents(options.recentEvents, wal.position.lastSeq + 1), loaded, log);
+      // The worker made the id under the directory's lock before it answered `opened`.
+      if (options.clickhouseUrl) store.logId = readOrCreateLogId(options.dir);
       // On DuckDB this process owns the events: the workers of `serve --workers` read its change counts (change-board.ts).
       if (!options.clickhouseUrl) store.board = ChangeBoardWriter.open(changeBoardFile(options.dir));
       wal.onDurable = (position) => store!.engine.durable(position);
@@ -233,6 +266,9 @@ export class LoggedEventStore implements EventStore {
     this.loadFailing = false;
     if (seq <= this.loaded) return;
     this.loaded = seq;
+    // Before the appends are answered: live tail's sessions, here and on other hosts, get the
+    // events about when the client learns they are stored.
+    if (this.tailListeners.size) this.tailLoaded(seq);
     for (const waiter of this.ackWaiters) if (waiter.seq <= seq) waiter.done();
     this.wal.release(seq);
     while (this.pendingQueue.length && this.pendingQueue[0]!.seq <= seq) {
@@ -359,7 +395,7 @@ export class LoggedEventStore implements EventStore {
     try {
       // The tenant's events change when the append is over, acknowledged or failed (a failed
       // write may still have reached the log): a read that started before is not served again.
-      const range = await this.wal.append(body, count, (r) => this.recent.add(tenant, r.firstSeq, count, body)).finally(() => this.changed(tenant));
+      const range = await this.wal.append(body, count, (r) => this.durable(tenant, r.firstSeq, count, body)).finally(() => this.changed(tenant));
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
@@ -371,6 +407,88 @@ export class LoggedEventStore implements EventStore {
       for (const key of keys) this.pendingIds.delete(key);
       throw error;
     }
+  }
+
+  /**
+   * A record is durable (called in seq order, inside the log's write). DuckDB: into the recent
+   * events live tail reads. ClickHouse: chained to the tenant's previous record, told now (this
+   * process's sessions take it, as the embedded engine's tail reads its recent events), and held
+   * until loaded to be told again (tailLoaded: other processes take it from ClickHouse's side).
+   */
+  private durable(tenant: Tenant, firstSeq: number, count: number, body: Buffer): void {
+    if (this.sqlDialect === 'duckdb') {
+      this.recent.add(tenant, firstSeq, count, body);
+      return;
+    }
+    if (!this.tailListeners.size) return;
+    const key = tenantKey(tenant);
+    const record: TailRecord = { tenant, log: this.logId, firstSeq, count, prev: this.tailChains.get(key) ?? this.tailFloor, body };
+    if (this.tailChains.size >= maxTailChains && !this.tailChains.has(key)) {
+      // Every tenant's last event is before this record: a floor there is true of all of them.
+      this.tailChains.clear();
+      this.tailFloor = firstSeq - 1;
+    }
+    this.tailChains.set(key, lastSeqOf(record));
+    this.tellTail(record, false);
+    this.tailPending.push(record);
+    this.tailBodies += body.length;
+    while (this.tailPending.length - this.tailHead > maxTailPendingRecords) {
+      const forgotten = this.tailPending[this.tailHead++]!;
+      if (forgotten.body) this.tailBodies -= forgotten.body.length;
+    }
+    this.compactTailPending();
+    this.tailBodyHead = Math.max(this.tailBodyHead, this.tailHead);
+    while (this.tailBodies > maxTailPendingBytes && this.tailBodyHead < this.tailPending.length) {
+      const held = this.tailPending[this.tailBodyHead]!;
+      if (held.body) {
+        this.tailPending[this.tailBodyHead] = { ...held, body: undefined };
+        this.tailBodies -= held.body.length;
+      }
+      this.tailBodyHead++;
+    }
+  }
+
+  /** ClickHouse holds every event of this log up to `seq`: the held records up to it are told again. */
+  private tailLoaded(seq: number): void {
+    while (this.tailHead < this.tailPending.length && lastSeqOf(this.tailPending[this.tailHead]!) <= seq) {
+      const record = this.tailPending[this.tailHead++]!;
+      if (record.body) this.tailBodies -= record.body.length;
+      this.tellTail(record, true);
+    }
+    this.compactTailPending();
+  }
+
+  private compactTailPending(): void {
+    if (this.tailHead > 1_024 && this.tailHead * 2 > this.tailPending.length) {
+      this.tailPending = this.tailPending.slice(this.tailHead);
+      this.tailBodyHead = Math.max(0, this.tailBodyHead - this.tailHead);
+      this.tailHead = 0;
+    }
+  }
+
+  private tellTail(record: TailRecord, loaded: boolean): void {
+    for (const listener of this.tailListeners) {
+      try {
+        listener(record, loaded);
+      } catch (error) {
+        // Inside the log's write, or before the appends are answered: a listener's fault must not fail or hold them up.
+        this.log('warn', 'a live tail listener failed', error);
+      }
+    }
+  }
+
+  /**
+   * ClickHouse: tells `listener` of each record of this process's log, once when it is durable
+   * and again once ClickHouse holds it (just before the appends it holds are answered), in seq
+   * order each time (live tail, src/tail/relay.ts). False (and never told) on DuckDB, whose
+   * tail reads the recent events in memory.
+   */
+  onTailRecord(listener: TailRecordListener): boolean {
+    if (this.sqlDialect === 'duckdb') return false;
+    // The chains start here: no record before was remembered.
+    if (!this.tailListeners.size) this.tailFloor = this.wal.position.lastSeq;
+    this.tailListeners.add(listener);
+    return true;
   }
 
   private withoutDuplicates(tenant: Tenant, events: readonly NewEvent[]): Promise<{ kept: NewEvent[]; keys: string[] }> {
@@ -505,7 +623,9 @@ export class LoggedEventStore implements EventStore {
 
   /**
    * On DuckDB, from memory when the recent events reach back far enough (the one log's newest);
-   * on ClickHouse always from ClickHouse: the other ingesters' events are only there.
+   * on ClickHouse always from ClickHouse: the other ingesters' events are only there. Otherwise
+   * once the loader has passed what this process acknowledged: on ClickHouse live tail hands
+   * this log's records on as soon as they are durable, so a read must hold them too.
    */
   async readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     const seq = singleSeq(request.after);
@@ -526,7 +646,11 @@ export class LoggedEventStore implements EventStore {
     if (this.sqlDialect === 'duckdb') return singleLog(this.wal.position.lastSeq);
     await this.fresh();
     const since = this.options.now() - tailClockSlackMs;
-    return { logs: await this.engine.logPositions(tenant, since), since };
+    const logs = await this.engine.logPositions(tenant, since);
+    // This process's own log by its last durable seq, named even when the tenant wrote nothing
+    // through it lately: its next records then follow the position without a read (onTailRecord).
+    logs[this.logId] = Math.max(logs[this.logId] ?? 0, this.wal.position.lastSeq);
+    return { logs, since };
   }
 
   /**

@@ -84,18 +84,19 @@ export function reaches(a: TailPosition, b: TailPosition): boolean {
 }
 
 /**
- * A client's resume position held to the store's: a log's seq past what the store holds cannot
- * be one of its events (start from the store's end for it rather than wait); logs the store does
- * not name are kept.
+ * A client's resume position held to the store's end. The single log (the embedded engine, an
+ * events node): a seq past the log's last cannot be one of its events, so the session starts
+ * from the end rather than wait for it, and a position that does not name the log starts there
+ * too. Many logs (ClickHouse): kept as it is. A host hands its own events to its sessions as
+ * soon as they are durable (src/tail/relay.ts), before another host's tail start can see them
+ * in ClickHouse, so a seq past what this host sees of a log is an ordinary resume there: lowered,
+ * it would repeat those events. A seq no log will reach only holds back that log's events for
+ * the client that sent it.
  */
 export function clampTo(resume: TailPosition, end: TailPosition): TailPosition {
   const logs: Record<string, number> = { ...resume.logs };
-  for (const [log, seq] of Object.entries(logs)) {
-    const last = end.logs[log];
-    if (last !== undefined && seq > last) logs[log] = last;
-  }
-  // Logs the client never saw and the store has: from the client's `since`, or the store's end for the single log.
-  if (singleSeq(end) !== undefined && logs[''] === undefined) logs[''] = end.logs['']!;
+  const last = singleSeq(end);
+  if (last !== undefined) logs[''] = Math.min(logs[''] ?? last, last);
   return { logs, since: resume.since };
 }
 

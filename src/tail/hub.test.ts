@@ -10,6 +10,8 @@ import { defaultHubLimits, TailHub, type TailHubOptions } from './hub.js';
 import { sseHeaders } from './sse.js';
 import { TailClient } from './test-client.js';
 import { covers, encodePosition, parsePosition, singleLog, type TailPosition } from '../engine/tail-position.js';
+import { encodeBatch } from '../engine/wal/event-batch.js';
+import type { TailRecord } from '../engine/tail-record.js';
 
 const tenant: Tenant = { orgId: 'o', projectId: 'p', mode: 'live' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,21 +30,60 @@ const withoutEmptyLogs = (position: TailPosition | undefined) =>
 class FakeStore {
   readonly events: StoredEvent[] = [];
   readonly limits: number[] = [];
+  /** Events the reads returned, all told. */
+  readEvents = 0;
   private readonly lastOf = new Map<string, number>();
+  /** Per log, the seq of this tenant's last event (what a record's `prev` chains to). */
+  private readonly tenantLast = new Map<string, number>();
+  /** How often a record's chain starts over (`prev` the log's position: a reader behind it reads). */
+  chainRestarts = 0.1;
   constructor(private readonly logs: readonly string[] = ['']) {}
+
+  /**
+   * `count` events of `log` as one write-ahead log record (tail-record.ts), after other tenants'
+   * events now and then (seqs the tenant does not see); its `prev` is now and then the log's
+   * position rather than the tenant's last event (a chain started over), as LoggedEventStore's may be.
+   */
+  appendRecord(log: string, count: number): TailRecord {
+    if (Math.random() < 0.3) this.lastOf.set(log, (this.lastOf.get(log) ?? 0) + 1 + Math.floor(Math.random() * 5));
+    const firstSeq = (this.lastOf.get(log) ?? 0) + 1;
+    const prev = Math.random() < this.chainRestarts ? firstSeq - 1 : (this.tenantLast.get(log) ?? 0);
+    const ingestedAt = this.events.length + 1;
+    const written = Array.from({ length: count }, (_, k) => {
+      const n = this.events.length + 1;
+      const event: StoredEvent = { seq: firstSeq + k, log, event_id: eventId(n), ts: n, ingested_at: ingestedAt, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: '{}', bytes_raw: 1 };
+      this.events.push(event);
+      return { datasetId: 'd', eventId: event.event_id, clientEventId: false, ts: n, severity: 1, bytesRaw: 1, event: 'x', actor: null, source: null, message: '', payload: '{}' };
+    });
+    this.lastOf.set(log, firstSeq + count - 1);
+    this.tenantLast.set(log, firstSeq + count - 1);
+    return { tenant, log, firstSeq, count, prev, body: encodeBatch(tenant, ingestedAt, written) };
+  }
+
+  /** Records of `count` events in all, each of a random log and size. */
+  appendRecords(count: number): TailRecord[] {
+    const records: TailRecord[] = [];
+    for (let left = count; left > 0; ) {
+      const n = Math.min(left, 1 + Math.floor(Math.random() * 30));
+      records.push(this.appendRecord(this.logs[Math.floor(Math.random() * this.logs.length)]!, n));
+      left -= n;
+    }
+    return records;
+  }
+
   append(count: number, payload: Record<string, unknown> = {}): void {
     for (let i = 0; i < count; i++) {
       const log = this.logs[Math.floor(Math.random() * this.logs.length)]!;
       const seq = (this.lastOf.get(log) ?? 0) + 1;
       this.lastOf.set(log, seq);
       const n = this.events.length + 1;
-      this.events.push({ seq, ...(log ? { log } : {}), event_id: `e${n}`, ts: n, ingested_at: n, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: JSON.stringify(payload), bytes_raw: 1 });
+      this.events.push({ seq, ...(log ? { log } : {}), event_id: eventId(n), ts: n, ingested_at: n, dataset: 'd', severity: 1, event: 'x', actor: null, source: null, message: '', payloadJson: JSON.stringify(payload), bytes_raw: 1 });
     }
   }
-  /** After every event so far. */
+  /** After every event so far; every log named, as a store's tailStart names the logs being written. */
   start(): TailPosition {
     if (this.logs.length === 1 && this.logs[0] === '') return singleLog(this.events.length);
-    return { logs: Object.fromEntries(this.lastOf), since: this.events.length + 1 };
+    return { logs: Object.fromEntries(this.logs.map((log) => [log, this.lastOf.get(log) ?? 0])), since: this.events.length + 1 };
   }
   /** The position right after the `n`th event (what a client that received it would resume from). */
   positionAfter(n: number): TailPosition {
@@ -52,17 +93,24 @@ class FakeStore {
   }
   async readAfter(_tenant: Tenant, request: TailRequest): Promise<StoredEvent[]> {
     this.limits.push(request.limit);
+    // What the store holds when the read starts: events appended while it runs are not in it.
+    const events = this.events.filter((e) => !covers(request.after, e)).slice(0, request.limit);
     await sleep(Math.random() * 4);
-    return this.events.filter((e) => !covers(request.after, e)).slice(0, request.limit);
+    this.readEvents += events.length;
+    // Copies, as a real store's reads are: the hub names a record's events in place.
+    return events.map((e) => ({ ...e }));
   }
 }
+
+/** The n-th event's id, as a UUID (a record body holds 36 characters). */
+const eventId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 /** A bare HTTP server streaming from a hub: `Last-Event-ID` is the start position. */
 async function serve(options: Partial<TailHubOptions>, store: FakeStore) {
   const hub = new TailHub({
     ...defaultHubLimits,
     store,
-    activeDatasets: async () => new Set(['d']),
+    activeDatasets: async () => new Map([['d', 'd']]),
     pollMs: 1_000,
     heartbeatMs: 60_000,
     idleTimeoutMs: 60_000,
@@ -135,6 +183,97 @@ for (const logs of [[''], ['00000000000000aa', '00000000000000bb', '000000000000
     });
   });
 }
+
+describe('tail hub, records of three logs (ClickHouse: relay.ts)', () => {
+  const logs = ['00000000000000aa', '00000000000000bb', '00000000000000cc'];
+  // The poll at its longest: what arrives comes from the records, or from the reads a record that does not follow the cursor makes.
+  const noPoll = { maxSessionsPerToken: 100, pollMs: 600_000 };
+
+  test('records that follow each other are handed on without reading the store', async () => {
+    const store = new FakeStore(logs);
+    store.chainRestarts = 0;
+    const srv = await serve(noPoll, store);
+    try {
+      const clients: TailClient[] = [];
+      for (let i = 0; i < 3; i++) {
+        const result = await TailClient.open(srv.url, 't', '');
+        assert.equal(result.status, 200);
+        clients.push((result as { client: TailClient }).client);
+      }
+      await sleep(50);
+      for (let round = 0; round < 20; round++) {
+        for (const record of store.appendRecords(Math.floor(Math.random() * 400))) srv.hub.offer(record);
+        await sleep(Math.random() * 5);
+      }
+      for (const client of clients) {
+        await client.until((c) => c.events.length >= store.events.length, 10_000, `${store.events.length} events`);
+        assert.deepEqual(client.events.map((e) => e.data.event_id), store.events.map((e) => e.event_id));
+      }
+      assert.equal(store.readEvents, 0, 'no event was read from the store');
+      await Promise.all(clients.map((c) => c.close()));
+    } finally {
+      await srv.close();
+    }
+  });
+
+  for (const maxQueuedEvents of [defaultHubLimits.maxQueuedEvents, 40]) {
+  test(`records lost, late, repeated or without their events, at most ${maxQueuedEvents} waiting: sessions opened at random positions get each later event once, each log in order`, async () => {
+    const store = new FakeStore(logs);
+    const srv = await serve({ ...noPoll, maxQueuedEvents }, store);
+    try {
+      const sessions: Array<{ start: number; client: TailClient }> = [];
+      const opening: Array<Promise<void>> = [];
+      let late: TailRecord[] = [];
+      for (let round = 0; round < 30; round++) {
+        const records = store.appendRecords(Math.floor(Math.random() * 300));
+        const now = late;
+        late = [];
+        for (const record of records) {
+          const fate = Math.random();
+          if (fate < 0.1) continue; // lost on the bus
+          if (fate < 0.2) late.push(record);
+          else if (fate < 0.3) now.push({ ...record, body: undefined }); // sent without its events
+          else if (fate < 0.4) now.push(record, record);
+          else now.push(record);
+        }
+        for (const record of now) srv.hub.offer(record);
+        // Opened while the next rounds' records come: a session catches up as the feed moves on.
+        const start = Math.floor(Math.random() * store.events.length);
+        opening.push(TailClient.open(srv.url, 't', '', { lastEventId: encodePosition(store.positionAfter(start)) }).then((result) => {
+          assert.equal(result.status, 200);
+          sessions.push({ start, client: (result as { client: TailClient }).client });
+        }));
+        await sleep(Math.random() * 5);
+      }
+      await Promise.all(opening);
+      for (const record of late) srv.hub.offer(record);
+      // A last record of each log, delivered: a gap before it shows.
+      for (const log of logs) srv.hub.offer(store.appendRecord(log, 3));
+      const total = store.events.length;
+      for (const { start, client } of sessions) {
+        const expected = store.events.slice(start);
+        await client.until((c) => c.events.length >= total - start, 10_000, `${total - start} events from ${start}`);
+        await sleep(20);
+        const seen = client.events.map((e) => e.data.event_id as string);
+        assert.equal(seen.length, expected.length, 'nothing repeated');
+        assert.deepEqual(new Set(seen), new Set(expected.map((e) => e.event_id)), 'nothing missing');
+        const logOf = new Map(store.events.map((e) => [e.event_id, e.log]));
+        for (const log of logs) {
+          assert.deepEqual(
+            seen.filter((id) => logOf.get(id) === log),
+            expected.filter((e) => e.log === log).map((e) => e.event_id),
+            `log ${log} in order`,
+          );
+        }
+      }
+      assert.ok(store.readEvents < total * sessions.length, 'records brought some of the events');
+      await Promise.all(sessions.map((s) => s.client.close()));
+    } finally {
+      await srv.close();
+    }
+  });
+  }
+});
 
 describe('tail back-pressure', () => {
   test('a client that does not read is dropped with a final comment and its slot freed', async () => {

@@ -6,40 +6,59 @@ import { apiEventJson } from '../query/event-shape.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';
 import { advanced, copyPosition, reaches, singleSeq, type TailPosition } from '../engine/tail-position.js';
+import { lastSeqOf, recordEvents, type TailRecord } from '../engine/tail-record.js';
 import { TailSession, type FeedBatch } from './session.js';
 
 /**
- * Live tail's fan-out. Each tenant with open sessions has one feed: one read of the store per
- * wake-up (the events after its position, tail-position.ts; at most `batchSize`, oldest first) whose batch every session
- * of the tenant filters in memory with its compiled SOQL predicate. An ingest in this process,
- * or in another one (its wake-up arrives over the bus, src/cluster), wakes the feed at once; a
- * timer every `pollMs` is the fallback that picks up whatever a lost wake-up announced (the
- * store, not the hint, is the source of truth).
+ * Live tail's fan-out. Each tenant with open sessions has one feed, which takes the tenant's new
+ * events, oldest first, and hands each batch to every session of the tenant; each session
+ * filters it in memory with its compiled SOQL predicate. The feed's cursor (tail-position.ts)
+ * is the position of the last event it handed on. Two ways in:
  *
- * A new or resumed session first catches up with its own reads until it reaches the feed's
- * cursor, then joins the feed; each session skips events at or before its own cursor, so the
- * hand-over neither loses nor repeats an event.
+ * - **Reads of the store** after the cursor (at most `readLimit` events each, again while full):
+ *   on each wake-up without a record (an ingest here or, over the bus, in another process:
+ *   src/cluster), on the poll every `pollMs` (the fallback for a lost wake-up: the store, not
+ *   the hint, is the source of truth), and when a record cannot be used.
+ * - **Records** (ClickHouse: relay.ts, engine/tail-record.ts): a write-ahead log record with its
+ *   events, from this process's log when durable or another process's once loaded. A record
+ *   that follows the cursor (its log known, and `prev` at or before the cursor's seq there) is
+ *   handed on without reading ClickHouse; one that does not (a record between was lost, or it
+ *   came without its events) makes the feed read the store, which holds every record it was
+ *   given. At most `maxQueuedEvents` wait; past it the feed reads instead.
+ *
+ * A new or resumed session behind the feed catches up with its own reads while the feed's
+ * batches are kept for it (bounded; past the bound it lets them go and reads on), then writes
+ * those and takes the feed's as they come; each session skips events at or before its own
+ * cursor, so the hand-over neither loses nor repeats an event.
  */
 
 export interface TailHubOptions {
   store: Pick<EventStore, 'readAfter'>;
-  /** Names of the tenant's active datasets (events of archived ones are never sent). */
-  activeDatasets: (tenant: Tenant) => Promise<ReadonlySet<string>>;
+  /** The tenant's active datasets, id → name (events of archived ones are never sent). */
+  activeDatasets: (tenant: Tenant) => Promise<ReadonlyMap<string, string>>;
   pollMs: number;
   heartbeatMs: number;
   idleTimeoutMs: number;
   /** Sessions per token in this process (SPEC: 3). */
   maxSessionsPerToken: number;
-  /** Events per read (SPEC: 200). */
+  /** Events per write to a session (SPEC: up to 200 per batch). */
   batchSize: number;
+  /** Events per read of the store, the feed's and a catching-up session's. */
+  readLimit: number;
+  /** Events of records a feed may have waiting, and of the feed's batches a catching-up session may keep. */
+  maxQueuedEvents: number;
   maxBufferedBytes: number;
   flushGraceMs: number;
   log: (message: string, error: unknown) => void;
+  /** A tenant got a feed in this process (relay.ts tells the other processes). */
+  onFeedOpened?: (tenant: Tenant) => void;
 }
 
 export const defaultHubLimits = {
   maxSessionsPerToken: 3,
   batchSize: 200,
+  readLimit: 200,
+  maxQueuedEvents: 20_000,
   maxBufferedBytes: 1024 * 1024,
   flushGraceMs: 2_000,
 } as const;
@@ -61,55 +80,137 @@ export interface OpenSession {
 
 class TenantFeed {
   readonly sessions = new Set<TailSession>();
-  private running = false;
-  private again = false;
+  /** The store must be read: the feed is new, a wake-up without a record, the poll, a record it could not use. */
+  private readNeeded = true;
+  private reading = false;
+  /** Records waiting, in the order they came, and whether a batch of them is being handed on. */
+  private queue: TailRecord[] = [];
+  private queuedEvents = 0;
+  private handing = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly hub: TailHub,
-    private readonly tenant: Tenant,
-    /** Position of the last event handed to the sessions; a read in flight starts after it. Replaced, never changed in place. */
+    readonly tenant: Tenant,
+    /** Position of the last event handed to the sessions. Replaced, never changed in place; it only moves forward. */
     public cursor: TailPosition,
   ) {
     this.timer = setInterval(() => this.wake(), hub.options.pollMs);
     this.timer.unref();
   }
 
+  /** Reads the store now (or after the read in flight). */
   wake(): void {
-    if (this.running) {
-      this.again = true;
+    this.readNeeded = true;
+    if (!this.reading) void this.read();
+  }
+
+  /** A record of the tenant: handed on from memory when it follows the cursor, else read. */
+  offer(record: TailRecord): void {
+    const at = this.cursor.logs[record.log];
+    if (at !== undefined && lastSeqOf(record) <= at) return;
+    if (this.queuedEvents + record.count > this.hub.options.maxQueuedEvents) {
+      // Every record given to a feed is in the store by its next read (relay.ts).
+      this.queue = [];
+      this.queuedEvents = 0;
+      this.wake();
       return;
     }
-    void this.run();
+    this.queue.push(record);
+    this.queuedEvents += record.count;
+    if (!this.handing) void this.hand();
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
 
-  private async run(): Promise<void> {
-    this.running = true;
-    const { store, batchSize } = this.hub.options;
+  /**
+   * Reads after the cursor until a read comes back short. Runs beside hand(): a read waits for
+   * the loader and ClickHouse, and records keep coming meanwhile. Either may hand on an event
+   * the other did (sessions skip what their cursor covers); neither skips one, because a
+   * record is used only when it follows the cursor, which only moves forward.
+   */
+  private async read(): Promise<void> {
+    this.reading = true;
+    const { store, readLimit } = this.hub.options;
     try {
-      do {
-        this.again = false;
-        let full = false;
+      while (this.readNeeded && this.sessions.size > 0) {
+        this.readNeeded = false;
+        let events: StoredEvent[];
         do {
-          const events = await store.readAfter(this.tenant, { after: this.cursor, filter: matchAll, limit: batchSize });
-          if (events.length === 0) break;
-          full = events.length >= batchSize;
-          const batch = await this.hub.batch(this.tenant, events);
-          // No await between delivering and moving the cursor: a session that joins later
-          // starts exactly where this batch ended.
-          for (const session of this.sessions) session.deliver(batch);
-          this.cursor = advanced(this.cursor, events);
-        } while (full && this.sessions.size > 0);
-      } while (this.again && this.sessions.size > 0);
+          events = await store.readAfter(this.tenant, { after: this.cursor, filter: matchAll, limit: readLimit });
+          if (events.length) await this.send(events, true);
+        } while (events.length >= readLimit && this.sessions.size > 0);
+      }
     } catch (error) {
       this.hub.options.log('live tail read failed; retrying at the next poll', error);
     } finally {
-      this.running = false;
+      this.reading = false;
     }
+  }
+
+  /** Hands on the waiting records' events, one batch at a time (in the order the records came). */
+  private async hand(): Promise<void> {
+    this.handing = true;
+    try {
+      while (this.queue.length && this.sessions.size > 0) {
+        const records = this.queue;
+        this.queue = [];
+        this.queuedEvents = 0;
+        const events = this.fromRecords(records);
+        if (events.length) await this.send(events, false);
+      }
+    } catch (error) {
+      this.hub.options.log('live tail could not hand on a record; reading the store instead', error);
+      this.wake();
+    } finally {
+      this.handing = false;
+    }
+  }
+
+  /**
+   * The events of the records that follow the cursor, in order (dataset ids in `dataset`). From
+   * a log's first record that does not follow it, or carries no events, that log's records are
+   * left to a read (the store holds them); the other logs' go on.
+   */
+  private fromRecords(records: readonly TailRecord[]): StoredEvent[] {
+    const at: Record<string, number> = { ...this.cursor.logs };
+    const events: StoredEvent[] = [];
+    const toRead = new Set<string>();
+    for (const record of records) {
+      if (toRead.has(record.log)) continue;
+      // A log the cursor does not know counts from a time (tail-position.ts `since`), which each
+      // session applies to the events it is given: from memory only when the record holds the
+      // tenant's first events in the log (`prev` 0), else the store's business.
+      const seen = at[record.log] ?? (record.prev === 0 ? 0 : undefined);
+      if (seen !== undefined && lastSeqOf(record) <= seen) continue;
+      if (seen === undefined || record.prev > seen || !record.body) {
+        toRead.add(record.log);
+        continue;
+      }
+      const before = events.length;
+      try {
+        recordEvents(record.body, record.firstSeq, record.log, seen, Infinity, events);
+      } catch (error) {
+        events.length = before;
+        this.hub.options.log('a live tail record could not be decoded; reading the store instead', error);
+        toRead.add(record.log);
+        continue;
+      }
+      at[record.log] = lastSeqOf(record);
+    }
+    if (toRead.size) this.wake();
+    return events;
+  }
+
+  /** Hands a batch to every session and moves the cursor past it. */
+  private async send(events: StoredEvent[], named: boolean): Promise<void> {
+    const batch = await this.hub.batch(this.tenant, events, named);
+    // No await between delivering and moving the cursor: a session that joins later starts
+    // exactly where this batch ended.
+    for (const session of this.sessions) session.deliver(batch);
+    this.cursor = advanced(this.cursor, events);
   }
 }
 
@@ -156,7 +257,8 @@ export class TailHub {
         this.detach(session);
       },
     });
-    const session = new TailSession(tenant, request.predicate, request.after, stream, this.options);
+    const { heartbeatMs, idleTimeoutMs, batchSize, maxQueuedEvents } = this.options;
+    const session = new TailSession(tenant, request.predicate, request.after, stream, { heartbeatMs, idleTimeoutMs, batchSize, maxHeldEvents: maxQueuedEvents });
     this.sessions.add(session);
     if (res.destroyed || !res.socket || res.socket.destroyed) {
       stream.destroy();
@@ -182,13 +284,33 @@ export class TailHub {
     feed.wake();
   }
 
-  /** Reads the batch's active dataset names once and serialises each event at most once. */
-  async batch(tenant: Tenant, events: readonly StoredEvent[]): Promise<FeedBatch> {
-    const activeDatasets = await this.options.activeDatasets(tenant);
+  /** A write-ahead log record (relay.ts): the tenant's feed hands its events on, or reads. */
+  offer(record: TailRecord): void {
+    this.feeds.get(tenantKey(record.tenant))?.offer(record);
+  }
+
+  /** True when the tenant has a feed here (its records are wanted). */
+  has(tenant: Tenant): boolean {
+    return this.feeds.has(tenantKey(tenant));
+  }
+
+  /** The tenants with a feed here. */
+  tenants(): Tenant[] {
+    return [...this.feeds.values()].map((feed) => feed.tenant);
+  }
+
+  /**
+   * Reads the tenant's active datasets once for the batch and serialises each event at most
+   * once. `named` false: the events carry dataset ids (a record's), named here; an id that is
+   * not active gets the empty name, which no active dataset has.
+   */
+  async batch(tenant: Tenant, events: readonly StoredEvent[], named = true): Promise<FeedBatch> {
+    const active = await this.options.activeDatasets(tenant);
+    if (!named) for (const event of events) event.dataset = active.get(event.dataset) ?? '';
     const cache = new Map<StoredEvent, string>();
     return {
       events,
-      activeDatasets,
+      activeDatasets: new Set(active.values()),
       json: (event) => {
         let json = cache.get(event);
         if (json === undefined) cache.set(event, (json = apiEventJson(event, tenant, { includeTenant: false })));
@@ -215,43 +337,46 @@ export class TailHub {
     for (const stream of streams) stream.destroy();
   }
 
-  /** Catches the session up with its own reads, then hands it to the tenant's feed. */
+  /**
+   * Hands the session to the tenant's feed: at once when it is not behind the feed (a new feed
+   * starts at the session's cursor). Else the feed's batches are kept for it while it reads the
+   * store from its cursor until a read comes back short — everything the feed had handed on
+   * when the keeping began was in the store before that read began — then the kept batches are
+   * written and the session takes the feed's as they come.
+   */
   private async attach(session: TailSession): Promise<void> {
+    if (!session.isOpen || this.closing) return;
+    const { store, readLimit } = this.options;
     const key = tenantKey(session.tenant);
-    const { store, batchSize } = this.options;
-    for (;;) {
-      if (!session.isOpen || this.closing) return;
-      const feed = this.feeds.get(key);
-      if (!feed || reaches(session.cursor, feed.cursor)) {
-        // Synchronous from the check to the add: the feed cannot move in between.
-        this.join(key, session, feed);
-        return;
-      }
-      const target = feed.cursor;
-      const events = await store.readAfter(session.tenant, { after: copyPosition(session.cursor), filter: matchAll, limit: batchSize });
-      if (events.length === 0) {
-        // Nothing after the session's cursor although the feed is further on: the events in
-        // between were deleted (retention). Join, unless the feed moved while we read.
-        if (this.feeds.get(key) === feed && feed.cursor === target && session.isOpen && !this.closing) {
-          this.join(key, session, feed);
-          return;
-        }
-        continue;
-      }
-      session.deliver(await this.batch(session.tenant, events));
-    }
-  }
-
-  private join(key: string, session: TailSession, feed: TenantFeed | undefined): void {
+    const feed = this.feeds.get(key);
     if (!feed) {
-      feed = new TenantFeed(this, session.tenant, copyPosition(session.cursor));
-      this.feeds.set(key, feed);
-      feed.sessions.add(session);
+      const created = new TenantFeed(this, session.tenant, copyPosition(session.cursor));
+      this.feeds.set(key, created);
+      created.sessions.add(session);
+      this.options.onFeedOpened?.(session.tenant);
       // Events may have arrived between the session's start position and now.
-      feed.wake();
+      created.wake();
       return;
     }
+    // Synchronous from the check to the add: the feed cannot move in between.
+    if (reaches(session.cursor, feed.cursor)) {
+      feed.sessions.add(session);
+      return;
+    }
+    session.hold();
     feed.sessions.add(session);
+    for (;;) {
+      const events = await store.readAfter(session.tenant, { after: copyPosition(session.cursor), filter: matchAll, limit: readLimit });
+      if (!session.isOpen || this.closing) return;
+      if (events.length) session.write(await this.batch(session.tenant, events));
+      if (session.overflowed) {
+        // The kept batches were let go: keep afresh, and read past where they ended.
+        session.hold();
+        continue;
+      }
+      if (events.length < readLimit) break;
+    }
+    session.release();
   }
 
   private detach(session: TailSession): void {

@@ -6,7 +6,7 @@ import { eventFrame, heartbeatFrame, SseStream, type EndReason } from './sse.js'
 
 /** A batch the tenant's feed read once and hands to each of its sessions. */
 export interface FeedBatch {
-  /** Oldest first, at most the batch size. */
+  /** Oldest first. Written to a session as one write per `batchSize` of them. */
   events: readonly StoredEvent[];
   /** Names of the tenant's active datasets when the batch was read (archived ones are left out). */
   activeDatasets: ReadonlySet<string>;
@@ -17,6 +17,10 @@ export interface FeedBatch {
 export interface SessionTimings {
   heartbeatMs: number;
   idleTimeoutMs: number;
+  /** Events per write (SPEC: up to 200 per batch). */
+  batchSize: number;
+  /** Events of the feed's batches a session catching up may hold (hold()); past it it lets them go and reads them. */
+  maxHeldEvents: number;
 }
 
 /**
@@ -28,13 +32,18 @@ export class TailSession {
   readonly cursor: { logs: Record<string, number>; since: number };
   private readonly heartbeat: NodeJS.Timeout;
   private readonly idle: NodeJS.Timeout;
+  /** The feed's batches kept while the session catches up with its own reads (hold), oldest first. */
+  private held: FeedBatch[] | undefined;
+  private heldEvents = 0;
+  /** Set when the held batches outgrew their bound and were let go: the catch-up must read past them. */
+  overflowed = false;
 
   constructor(
     readonly tenant: Tenant,
     private readonly predicate: EventPredicate,
     after: TailPosition,
     readonly stream: SseStream,
-    timings: SessionTimings,
+    private readonly timings: SessionTimings,
   ) {
     this.cursor = copyPosition(after);
     this.heartbeat = setInterval(() => this.stream.write(heartbeatFrame), timings.heartbeatMs);
@@ -49,17 +58,56 @@ export class TailSession {
     return this.stream.isOpen;
   }
 
-  /** Writes the batch's events after the cursor that match, as one write. */
+  /** A batch of the tenant's feed: written now, or kept while the session catches up (hold). */
   deliver(batch: FeedBatch): void {
-    if (!this.stream.isOpen) return;
-    let frames = '';
-    for (const event of batch.events) {
-      if (covers(this.cursor, event)) continue;
-      advance(this.cursor, event);
-      if (!batch.activeDatasets.has(event.dataset) || !this.predicate(event)) continue;
-      frames += eventFrame(encodePosition(this.cursor), batch.json(event));
+    if (!this.held) return this.write(batch);
+    if (this.overflowed) return;
+    this.heldEvents += batch.events.length;
+    if (this.heldEvents > this.timings.maxHeldEvents) {
+      this.held = [];
+      this.heldEvents = 0;
+      this.overflowed = true;
+      return;
     }
-    if (frames && this.stream.write(frames)) this.idle.refresh();
+    this.held.push(batch);
+  }
+
+  /**
+   * Writes the batch's events after the cursor that match, one write per `batchSize` of the
+   * batch's events (a session's own catch-up reads; the feed's batches through deliver).
+   */
+  write(batch: FeedBatch): void {
+    const { batchSize } = this.timings;
+    for (let start = 0; start < batch.events.length && this.stream.isOpen; start += batchSize) {
+      let frames = '';
+      const end = Math.min(batch.events.length, start + batchSize);
+      for (let i = start; i < end; i++) {
+        const event = batch.events[i]!;
+        if (covers(this.cursor, event)) continue;
+        advance(this.cursor, event);
+        if (!batch.activeDatasets.has(event.dataset) || !this.predicate(event)) continue;
+        frames += eventFrame(encodePosition(this.cursor), batch.json(event));
+      }
+      if (frames && this.stream.write(frames)) this.idle.refresh();
+    }
+  }
+
+  /**
+   * From now on the feed's batches are kept, not written, until release(). Called again after
+   * an overflow, it starts keeping afresh: what was let go comes from the session's own reads.
+   */
+  hold(): void {
+    this.held = [];
+    this.heldEvents = 0;
+    this.overflowed = false;
+  }
+
+  /** Writes the kept batches (what the cursor covers by now is skipped) and takes the feed's as they come. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.heldEvents = 0;
+    for (const batch of held) this.write(batch);
   }
 
   /** Stops the timers; called once the stream has ended, whatever ended it. */

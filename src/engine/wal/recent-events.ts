@@ -1,6 +1,6 @@
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import type { StoredEvent } from '../event-record.js';
-import { BatchReader } from './event-batch.js';
+import { recordEvents } from '../tail-record.js';
 
 interface RecentRecord {
   key: string;
@@ -72,13 +72,7 @@ export class RecentEvents {
     for (let i = lo; i < this.records.length && out.length < limit; i++) {
       const r = this.records[i]!;
       if (r.key !== key) continue;
-      const reader = new BatchReader(r.body);
-      for (let k = 0; k < r.count && out.length < limit && reader.next(); k++) {
-        const seq = r.firstSeq + k;
-        if (seq <= afterSeq) continue;
-        const { payload, ...texts } = reader.texts();
-        out.push({ seq, event_id: reader.eventId, ts: reader.ts, ingested_at: reader.ingestedAt, dataset: reader.datasetId, severity: reader.severity, ...texts, payloadJson: payload, bytes_raw: reader.bytesRaw });
-      }
+      recordEvents(r.body, r.firstSeq, undefined, afterSeq, limit, out);
     }
     return out;
   }
