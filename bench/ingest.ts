@@ -12,9 +12,10 @@
 // Between the two: the shipper routes (Loki JSON, Loki protobuf, Elasticsearch bulk) carrying the
 // same events beside native NDJSON on one server, alternating rounds, each route's events/s and
 // its ratio to native's printed (bench/ingest-routes.ts; BENCH_ROUTES=0 leaves them out,
-// BENCH_ROUTES_ONLY=1 runs only them, BENCH_ROUTE_SECONDS / BENCH_ROUTE_ROUNDS size them); and 8 hot
-// payload keys against none on another (bench/ingest-hot.ts; BENCH_HOT=0 leaves it out,
-// BENCH_HOT_ONLY=1 runs only it).
+// BENCH_ROUTES_ONLY=1 runs only them, BENCH_ROUTE_SECONDS / BENCH_ROUTE_ROUNDS size them); and hot
+// payload keys — the default settings' automatic ones against OPS_HOT_KEYS_AUTO=false, 8 pinned
+// against none — on servers of their own, DuckDB and ClickHouse (bench/ingest-hot.ts; BENCH_HOT=0
+// leaves it out, BENCH_HOT_ONLY=1 runs only it).
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -31,7 +32,7 @@ import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { spawn } from 'node:child_process';
 import { fmt, freePort, tempDir } from './support.js';
 import { benchRoutes } from './ingest-routes.js';
-import { benchHotKeys } from './ingest-hot.js';
+import { benchHotKeys, type HotKeysBenchDeps, type HotServer } from './ingest-hot.js';
 import { benchDatabaseUrl, ClickHouseHosts, clickHouseServerPids, cpuSecondsOf, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
@@ -632,15 +633,50 @@ if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
     }),
   );
 }
-// 8 hot payload keys against none on the whole write path (issue #31).
+// Hot payload keys on the whole write path (issue #31): the default settings' automatic keys
+// against OPS_HOT_KEYS_AUTO=false, and 8 pinned keys against none; DuckDB, then ClickHouse.
 if (process.env.BENCH_HOT !== '0' && process.env.BENCH_ROUTES_ONLY !== '1') {
-  await onFreshServer((apiUrl, pid, token) =>
-    benchHotKeys(apiUrl, pid, token, {
+  const wanted = (process.env.BENCH_HOT_ENGINES ?? 'duckdb,clickhouse').split(',');
+  const engines: HotKeysBenchDeps['engines'] = wanted.includes('duckdb') ? [{ name: 'DuckDB', env: () => ({}) }] : [];
+  if (wanted.includes('clickhouse')) {
+    const found = await findClickHouse();
+    if ('skipped' in found) console.log(`\nhot keys on ClickHouse skipped: ${found.skipped}`);
+    else {
+      const urls: string[] = [];
+      engines.push({
+        name: `ClickHouse ${found.version}`,
+        env: () => {
+          urls.push(benchDatabaseUrl(found.base, 'ingesthot'));
+          return { OPS_EVENTS_URL: urls[urls.length - 1]! };
+        },
+        done: async () => {
+          for (const url of urls.splice(0)) await dropClickHouseDatabase(url);
+        },
+      });
+    }
+  }
+  const server = async (env: Record<string, string>): Promise<HotServer> => {
+    const prepared = await prepareDataDir(1);
+    const running = await spawnServer({ OPS_DATA_DIR: prepared.dataDir, OPS_LOG_LEVEL: 'warn', OPS_RATE_LIMIT_PER_SECOND: '1000000', OPS_RATE_LIMIT_BURST: '1000000', ...env });
+    return {
+      apiUrl: running.apiUrl,
+      pid: running.child.pid!,
+      token: prepared.tokens[0]!,
+      stop: async () => {
+        await running.stop();
+        fs.rmSync(prepared.dataDir, { recursive: true, force: true });
+      },
+    };
+  };
+  console.log('');
+  await benchHotKeys(
+    { server, realistic: makeShape('realistic').bodies, engines },
+    {
       clients: Number(process.env.BENCH_CLIENTS ?? 4),
       perRequest,
       seconds: Number(process.env.BENCH_HOT_SECONDS ?? 5),
       rounds: Number(process.env.BENCH_HOT_ROUNDS ?? 3),
-    }),
+    },
   );
 }
 if (process.env.BENCH_ROUTES_ONLY === '1' || hotOnly) process.exit(0);

@@ -28,6 +28,7 @@ import { ClickHouseEngine } from '../src/engine/clickhouse/clickhouse-engine.js'
 import { tenantKey, type Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';
 import { hotColumn, type HotSlot } from '../src/engine/hot-columns.js';
+import { slotAssignments } from '../src/engine/clickhouse/clickhouse-hot-backfill.js';
 import { benchDatabaseUrl, ClickHouseHosts, dropClickHouseDatabase, findClickHouse, generateEvents, traceStatements } from './clickhouse-support.js';
 
 const sizes = (process.env.BENCH_QUERY_SIZES ?? '1000000,10000000').split(',').map(Number);
@@ -54,6 +55,16 @@ const queries = [
   { name: 'p95(ping) by source', q: 'stats p95(payload.ping) by source' },
 ];
 
+/** Each payload-key query beside the same query on a canonical column of the same type. */
+const hotPairs = [
+  ['count where severity', 'severity == error stats count()'],
+  ['count where payload.map', 'payload.map == dust stats count()'],
+  ['group by source', 'group by source'],
+  ['group by payload.map', 'group by payload.map'],
+  ['p95(bytes_raw) by source', 'stats p95(bytes_raw) by source'],
+  ['p95(payload.ping) by source', 'stats p95(payload.ping) by source'],
+] as const;
+
 const dir = tempDir('ops-bench-query-');
 const serverEnv = (dataDir: string, extra: Record<string, string> = {}) =>
   loadConfig({
@@ -65,8 +76,15 @@ const serverEnv = (dataDir: string, extra: Record<string, string> = {}) =>
     OPS_RATE_LIMIT_BURST: '100000',
     ...extra,
   });
-const config = serverEnv(dir);
+/**
+ * The servers of the measurements other than the default settings' hot keys: no hot keys chosen
+ * in the background (the bench's baselines read the JSON; the pinned phase pins its own).
+ */
+const noBackground = { OPS_HOT_KEYS_AUTO: 'false', OPS_HOT_KEYS_INTERVAL_MS: '86400000' };
+const config = serverEnv(dir, noBackground);
 const start = () => startServer(config, { logger: false });
+/** The default settings (nothing set about hot keys): what the "defaults" phase runs. */
+const defaultsConfig = serverEnv(dir);
 const dbFile = path.join(dir, 'events', 'events.duckdb');
 
 /** Organisation, token and the three datasets (one seed event each, 30 days old) through the real server. */
@@ -254,29 +272,32 @@ for (const size of duckSizes) {
  * without and with the hot columns.
  */
 async function hotKeyRows(size: number): Promise<void> {
-  const pairs = [
-    ['count where severity', 'severity == error stats count()'],
-    ['count where payload.map', 'payload.map == dust stats count()'],
-    ['group by source', 'group by source'],
-    ['group by payload.map', 'group by payload.map'],
-    ['p95(bytes_raw) by source', 'stats p95(bytes_raw) by source'],
-    ['p95(payload.ping) by source', 'stats p95(payload.ping) by source'],
-  ] as const;
-  const measure = async () => {
+  const measure = async (running?: Awaited<ReturnType<typeof startServer>>) => {
     const results = new Map<string, number>();
-    server = await start();
+    server = running ?? (await start());
     const client = httpClient(server.apiUrl, token);
-    for (const [name, q] of pairs) results.set(name, median(await time(runs, () => client.post(q), 3)));
+    for (const [name, q] of hotPairs) results.set(name, median(await time(runs, () => client.post(q), 3)));
     client.close();
     return results;
   };
   const raw = await openRaw();
   let c = await raw.connect();
+  // From no hot keys at all: the rows' layouts and the engine's layouts cleared.
   const hasHot = (await c.runAndReadAll("SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' AND column_name = 'hot_layout'")).getRows()[0]![0];
   if (Number(hasHot)) await c.run('UPDATE events SET hot_layout = NULL');
+  await c.run('DELETE FROM event_hot_layouts');
   c.closeSync();
   raw.closeSync();
   const json = await measure();
+  await server.close();
+
+  // The default settings: the server receives events again and is left alone until its
+  // background task chose the keys and filled the older rows' columns.
+  const defaults = await startServer(defaultsConfig, { logger: false });
+  const idle = await waitForDefaults(defaults, tenant, datasetIds, token);
+  const def = await measure(defaults);
+  await defaults.close();
+  server = await start();
   // Three hot keys (map, ping, round), through the store as PATCH /datasets/{name} would.
   for (const id of ids) {
     await server.events.store.setHotKeys(tenant, id, [
@@ -316,13 +337,58 @@ async function hotKeyRows(size: number): Promise<void> {
   filled.closeSync();
   const hot = await measure();
   await server.close();
-  console.log(`  hot payload keys (map, ping, round; filled in ${fmt(fillMs / 1000, 1)} s), HTTP medians, ms:`);
-  for (const [name] of pairs) {
-    console.log(`    ${name.padEnd(28)} json ${fmt(json.get(name)!, 1).padStart(8)}   hot ${fmt(hot.get(name)!, 1).padStart(8)}`);
-  }
-  const ratio = (a: string, b: string) => `${fmt(hot.get(a)! / hot.get(b)!, 2)}× (was ${fmt(json.get(a)! / json.get(b)!, 2)}×)`;
-  console.log(`    hot key / canonical: filter ${ratio('count where payload.map', 'count where severity')}, group by ${ratio('group by payload.map', 'group by source')}, p95 by source ${ratio('p95(payload.ping) by source', 'p95(bytes_raw) by source')}`);
+  printHotRows('', { json, def, pinned: hot }, idle, `pinned: map, ping, round through the store, the rows filled with SQL in ${fmt(fillMs / 1000, 1)} s`);
   console.log(`    bytes per event: ${fmt(before, 1)} without hot columns, ${fmt(afterBytes, 1)} with 3 (${fmt((afterBytes / before - 1) * 100, 1)}% more)`);
+}
+
+/**
+ * The default settings' part of the hot-key rows: 1,200 events of the generated shape sent to
+ * each dataset over HTTP (the product receiving events again; its background task looks at the
+ * datasets that take events), then nothing until every dataset has keys and its stored rows all
+ * carry them (EventStore.hotLayouts: no rows of another layout). Answers how long each took.
+ */
+async function waitForDefaults(running: Awaited<ReturnType<typeof startServer>>, who: Tenant, datasets: ReadonlyMap<string, string>, bearer: string): Promise<{ chosenMs: number; filledMs: number; keys: string }> {
+  const started = performance.now();
+  for (const name of datasets.keys()) {
+    const events = Array.from({ length: 1_200 }, (_, i) => ({ event: `evt.${i % 50}`, source: `srv-${i % 20}`, payload: { map: ['dust', 'nuke', 'inferno', 'mirage', 'vertigo'][i % 5], ping: (i * 7919) % 400, round: i % 30 } }));
+    const r = await fetch(`${running.apiUrl}/v1/datasets/${name}/ingest`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    if (!r.ok) throw new Error(`ingest ${name}: ${r.status} ${await r.text()}`);
+  }
+  const ids = [...datasets.values()];
+  let chosenMs = NaN;
+  const deadline = started + 30 * 60_000;
+  for (;;) {
+    const layouts = await running.events.store.hotLayouts(who, ids);
+    const done = ids.map((id) => {
+      const mine = layouts.filter((l) => l.datasetId === id);
+      const current = mine.find((l) => l.current) ?? mine.filter((l) => l.slots.length).sort((a, b) => b.id - a.id)[0];
+      const withRows = mine.filter((l) => l.rows !== undefined || l.stored !== undefined);
+      return { chosen: !!current?.slots.length, filled: !!current?.slots.length && withRows.every((l) => l.id === current.id) };
+    });
+    if (Number.isNaN(chosenMs) && done.every((d) => d.chosen)) chosenMs = performance.now() - started;
+    if (done.every((d) => d.filled)) break;
+    if (performance.now() > deadline) throw new Error('the default settings did not choose and fill the hot keys within 30 minutes');
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  const list = await running.events.datasets.listActive(who);
+  const keys = [...new Set(list.flatMap((d) => (d.hot_keys ? (JSON.parse(d.hot_keys) as Array<{ path: string[] }>).map((k) => k.path.join('.')) : [])))].join(', ');
+  return { chosenMs, filledMs: performance.now() - started, keys };
+}
+
+/** The hot-key rows of one engine: HTTP medians per query and phase, and each payload query ÷ its canonical one. */
+function printHotRows(engine: string, phases: { json: Map<string, number>; def: Map<string, number>; pinned: Map<string, number> }, idle: { chosenMs: number; filledMs: number; keys: string }, pinnedHow: string): void {
+  console.log(`  hot payload keys${engine}, HTTP medians, ms (load average ${fmt(os.loadavg()[0]!, 1)} on ${os.cpus().length} cores):`);
+  console.log(`    json: no hot keys; defaults: no setting, keys chosen in the background (${idle.keys}) ${fmt(idle.chosenMs / 1000, 0)} s and the rows filled ${fmt(idle.filledMs / 1000, 0)} s after 1,200 events per dataset; ${pinnedHow}`);
+  for (const [name] of hotPairs) {
+    const cells = (['json', 'def', 'pinned'] as const).map((p) => `${p === 'def' ? 'defaults' : p} ${fmt(phases[p].get(name)!, 1).padStart(8)}`);
+    console.log(`    ${name.padEnd(28)} ${cells.join('   ')}`);
+  }
+  const ratio = (a: string, b: string) =>
+    (['json', 'def', 'pinned'] as const).map((p) => `${p === 'def' ? 'defaults' : p} ${fmt(phases[p].get(a)! / phases[p].get(b)!, 2)}×`).join(', ');
+  console.log(`    payload key ÷ canonical column (goal ≤ 1.3× with the defaults):`);
+  console.log(`      filter         ${ratio('count where payload.map', 'count where severity')}`);
+  console.log(`      group by       ${ratio('group by payload.map', 'group by source')}`);
+  console.log(`      p95 by source  ${ratio('p95(payload.ping) by source', 'p95(bytes_raw) by source')}`);
 }
 console.log('\ngoals: page < 50 ms; group-by over 10M < 500 ms; stats (bin(1m) over 24 h, p95 by source over 10M) < 500 ms; overhead over raw DuckDB ≤ 1.3×');
 fs.rmSync(dir, { recursive: true, force: true });
@@ -365,7 +431,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
   try {
     console.log(`\nClickHouse ${version}: ${url.replace(/^clickhouse:\/\/[^@]*@/, 'clickhouse://')} (${hosts.clients.length} host${hosts.clients.length > 1 ? 's' : ''})`);
     // The server migrates the database (the engine's tables) and loads the seed events.
-    chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url }), { logger: false });
+    chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url, ...noBackground }), { logger: false });
     const seeded = await seed(chServer);
     const chIds = [...seeded.datasetIds.values()];
     engine = await ClickHouseEngine.open(url);
@@ -442,9 +508,9 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
       }
       // Hot payload keys (issue #31), as on DuckDB: a server restarted on the filled columns.
       client.close();
-      chServer = await clickHouseHotKeyRows(chServer, seeded, hosts, size, async () => {
+      chServer = await clickHouseHotKeyRows(chServer, seeded, hosts, size, async (defaults) => {
         await chServer!.close();
-        chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url }), { logger: false });
+        chServer = await startServer(serverEnv(chDir, { OPS_EVENTS_URL: url, ...(defaults ? {} : noBackground) }), { logger: false });
         return chServer;
       });
       client = httpClient(chServer.apiUrl, seeded.token);
@@ -462,32 +528,26 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
 
 /**
  * Hot payload keys on ClickHouse (issue #31): bench:query's DuckDB "hot payload keys" rows on
- * the ClickHouse server, HTTP medians of each pair with the keys read from the flattened arrays,
- * then with `map`, `ping` and `round` hot on the three datasets (made hot through the server's
- * store; the generated rows' slot columns filled by a mutation on each shard with exactly what
- * the loader writes: the arrays' elements at the key's path), on a server restarted so that its
- * engine asks the table which layouts the rows carry. Bytes per event from system.columns.
+ * the ClickHouse server, HTTP medians of each pair with the keys read from the flattened arrays;
+ * then with the default settings (the server receives events again and its background task
+ * chooses the keys and fills the older rows by mutations: waitForDefaults); then with `map`,
+ * `ping` and `round` pinned on the three datasets through the server's store and the generated
+ * rows' slot columns filled by a mutation on each shard with what the loader writes (the
+ * backfill's own assignments), on a server restarted so that its engine asks the table which
+ * layouts the rows carry. Bytes per event from system.columns.
  */
 async function clickHouseHotKeyRows(
   running: Awaited<ReturnType<typeof startServer>>,
   seeded: Awaited<ReturnType<typeof seed>>,
   hosts: ClickHouseHosts,
   size: number,
-  restart: () => Promise<Awaited<ReturnType<typeof startServer>>>,
+  restart: (defaults: boolean) => Promise<Awaited<ReturnType<typeof startServer>>>,
 ): Promise<Awaited<ReturnType<typeof startServer>>> {
-  const pairs = [
-    ['count where severity', 'severity == error stats count()'],
-    ['count where payload.map', 'payload.map == dust stats count()'],
-    ['group by source', 'group by source'],
-    ['group by payload.map', 'group by payload.map'],
-    ['p95(bytes_raw) by source', 'stats p95(bytes_raw) by source'],
-    ['p95(payload.ping) by source', 'stats p95(payload.ping) by source'],
-  ] as const;
   const measure = async (server: Awaited<ReturnType<typeof startServer>>) => {
-    const samples = new Map<string, number[]>(pairs.map(([name]) => [name, []]));
+    const samples = new Map<string, number[]>(hotPairs.map(([name]) => [name, []]));
     const client = httpClient(server.apiUrl, seeded.token);
     for (let phase = 0; phase < phases; phase++) {
-      for (const [name, q] of pairs) samples.get(name)!.push(...(await time(Math.max(1, Math.ceil(runs / phases)), () => client.post(q), chWarmups)));
+      for (const [name, q] of hotPairs) samples.get(name)!.push(...(await time(Math.max(1, Math.ceil(runs / phases)), () => client.post(q), chWarmups)));
     }
     client.close();
     return new Map([...samples].map(([name, list]) => [name, median(list)]));
@@ -508,9 +568,13 @@ async function clickHouseHotKeyRows(
     return { all, hot };
   };
   const json = await measure(running);
+  let server = await restart(true);
+  const idle = await waitForDefaults(server, seeded.tenant, seeded.datasetIds, seeded.token);
+  const def = await measure(server);
+  server = await restart(false);
   const chIds = [...seeded.datasetIds.values()];
   for (const id of chIds) {
-    await running.events.store.setHotKeys(seeded.tenant, id, [
+    await server.events.store.setHotKeys(seeded.tenant, id, [
       { pointer: '/map', type: 'string' },
       { pointer: '/ping', type: 'number' },
       { pointer: '/round', type: 'number' },
@@ -522,16 +586,7 @@ async function clickHouseHotKeyRows(
   for (let h = 0; h < hosts.clients.length; h++) {
     for (const [datasetId, layout] of latest) {
       const slots = JSON.parse(layout.slots) as HotSlot[];
-      const at = (pointer: string) => `indexOf(payload_paths, '${pointer}')`;
-      const set = slots.flatMap((s) => [
-        `hot_t${s.slot} = arrayElement(payload_types, ${at(s.pointer)})`,
-        `hot_s${s.slot} = arrayElement(payload_text, ${at(s.pointer)})`,
-        `hot_n${s.slot} = arrayElement(payload_numbers, ${at(s.pointer)})`,
-        // As the loader's hotJson: '' where the reader writes it from the other columns.
-        `hot_j${s.slot} = multiIf(arrayElement(payload_types, ${at(s.pointer)}) = 1 AND arrayElement(payload_json, ${at(s.pointer)}) = concat('"', arrayElement(payload_text, ${at(s.pointer)}), '"'), '', ` +
-          `arrayElement(payload_types, ${at(s.pointer)}) = 2 AND abs(arrayElement(payload_numbers, ${at(s.pointer)})) < 1e15 AND arrayElement(payload_json, ${at(s.pointer)}) = toString(toInt64(arrayElement(payload_numbers, ${at(s.pointer)}))), '', ` +
-          `arrayElement(payload_json, ${at(s.pointer)}))`,
-      ]);
+      const set = slots.flatMap((s) => slotAssignments(s.slot, s.pointer));
       await hosts.command(h, `ALTER TABLE ${hosts.localTable} UPDATE hot_layout = ${Number(layout.id)}, ${set.join(', ')} WHERE dataset_id = '${datasetId}'`);
     }
   }
@@ -545,12 +600,9 @@ async function clickHouseHotKeyRows(
   await hosts.waitForMerges();
   const fillMs = performance.now() - t;
   const bytes = await columnBytes();
-  const server = await restart();
+  server = await restart(false);
   const hot = await measure(server);
-  console.log(`  hot payload keys on ClickHouse (map, ping, round; filled by mutations in ${fmt(fillMs / 1000, 1)} s), HTTP medians, ms:`);
-  for (const [name] of pairs) console.log(`    ${name.padEnd(28)} json ${fmt(json.get(name)!, 1).padStart(8)}   hot ${fmt(hot.get(name)!, 1).padStart(8)}`);
-  const ratio = (a: string, b: string) => `${fmt(hot.get(a)! / hot.get(b)!, 2)}× (was ${fmt(json.get(a)! / json.get(b)!, 2)}×)`;
-  console.log(`    hot key / canonical: filter ${ratio('count where payload.map', 'count where severity')}, group by ${ratio('group by payload.map', 'group by source')}, p95 by source ${ratio('p95(payload.ping) by source', 'p95(bytes_raw) by source')}`);
+  printHotRows(' on ClickHouse', { json, def, pinned: hot }, idle, `pinned: map, ping, round through the store, the rows filled by mutations in ${fmt(fillMs / 1000, 1)} s`);
   const total = await hosts.count();
   console.log(
     `    bytes per event (compressed, system.columns): ${fmt((bytes.all - bytes.hot) / total, 1)} without hot columns, ${fmt(bytes.all / total, 1)} with 3 (${fmt((bytes.all / (bytes.all - bytes.hot) - 1) * 100, 1)}% more; ${fmt(size)} generated)`,

@@ -114,12 +114,20 @@ export interface Config {
    */
   monitorWindowCounts: boolean;
   /**
-   * OPS_HOT_KEYS_AUTO: schema discovery makes a dataset's frequent payload keys hot (typed
-   * columns) on its own. Off by default: the columns still cost the loader, mostly DuckDB's
-   * appending and compressing (docs/benchmarks.md, the hot-keys rows); pinned keys (PATCH
-   * /datasets/{name} hot_keys) are hot either way.
+   * OPS_HOT_KEYS_AUTO: each dataset's frequent payload keys are made hot (typed
+   * columns) on their own, in the background (src/events/hot-key-chooser.ts) and when someone asks
+   * for its schema. On by default; `false` leaves only the pinned keys (PATCH /datasets/{name}
+   * hot_keys) hot.
    */
   hotKeysAuto: boolean;
+  /**
+   * OPS_HOT_KEYS_INTERVAL_MS: how often the background task of a process that loads events
+   * looks at the datasets it loaded (src/events/hot-key-chooser.ts): it chooses their hot keys
+   * (OPS_HOT_KEYS_AUTO), hands the metadata's keys to its engine, and starts the filling of the
+   * columns of rows loaded before a key was hot. A dataset's keys are chosen within two
+   * intervals of its first events.
+   */
+  hotKeysIntervalMs: number;
   /**
    * OPS_DNS_SERVERS: the resolvers (`ip[:port]`) of the DNS look-ups the server makes itself:
    * the TXT records that verify an SSO e-mail domain (src/sso/domain-dns.ts). Empty: the system's.
@@ -269,7 +277,8 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: integer(env, 'OPS_AUTH_CACHE_MS', 1_000, 0, 60_000),
     ...connectionLimits(env, tailHeartbeatMs),
     outboundAllowPrivate: outboundAllowPrivate(env),
-    hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', false),
+    hotKeysAuto: boolean(env, 'OPS_HOT_KEYS_AUTO', true),
+    hotKeysIntervalMs: integer(env, 'OPS_HOT_KEYS_INTERVAL_MS', 60_000, 100, 86_400_000),
     monitorConcurrency: integer(env, 'OPS_MONITOR_CONCURRENCY', eventsTarget(env).eventsClickHouseUrl ? 4 : 1, 1, 32),
     monitorWindowCounts: boolean(env, 'OPS_MONITOR_WINDOW_COUNTS', true),
     dnsServers: parseDnsServers(env.OPS_DNS_SERVERS, (message) => new ConfigError('OPS_DNS_SERVERS', message)),

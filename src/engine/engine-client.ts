@@ -122,5 +122,6 @@ export class EngineClient implements Pick<EventEngine, EngineReadMethod> {
   existingIds: EventEngine['existingIds'] = (...args) => this.call('existingIds', args);
   setHotKeys: EventEngine['setHotKeys'] = (...args) => this.call('setHotKeys', args);
   hotLayouts: EventEngine['hotLayouts'] = (...args) => this.call('hotLayouts', args);
+  backfillHotKeys: EventEngine['backfillHotKeys'] = (...args) => this.call('backfillHotKeys', args);
   ping: EventEngine['ping'] = () => this.call('ping', []);
 }

@@ -26,6 +26,8 @@ export interface EngineWorkerData extends DuckDbTablesOptions {
   maxBytesPerLoad: number;
   /** WalLoader's loadIntervalMs. */
   loadIntervalMs: number;
+  /** OPS_HOT_KEYS_INTERVAL_MS: how soon the other ingesters take a dataset's new hot keys (ClickHouse). */
+  hotKeysIntervalMs?: number;
 }
 
 export type ToWorker =
@@ -63,7 +65,7 @@ async function openEngine(): Promise<EventEngine> {
     unlock = lockEventsDir(data.dir);
     try {
       const { ClickHouseEngine } = await import('./clickhouse/clickhouse-engine.js');
-      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit, logId: readOrCreateLogId(data.dir) });
+      return await ClickHouseEngine.open(data.clickhouseUrl, { memoryLimit: data.memoryLimit, logId: readOrCreateLogId(data.dir), hotKeysIntervalMs: data.hotKeysIntervalMs });
     } catch (error) {
       unlock();
       throw error;

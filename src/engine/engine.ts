@@ -47,6 +47,12 @@ export interface EventEngine {
   loadedPositions(): Promise<Record<string, number>>;
   /** The dataset's hot payload keys for rows loaded from now on (hot-columns.ts; an engine without hot columns ignores them). */
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
+  /**
+   * Starts giving the dataset's rows stored before its current hot keys their columns, in the
+   * background, bounded so that loads and reads go on beside it (the backfill); a no-op while one
+   * runs. True while such rows are known to be left.
+   */
+  backfillHotKeys(tenant: Tenant, datasetId: string): Promise<boolean>;
   /** The hot-key layouts rows of these datasets may carry (none: every payload read goes to the JSON). */
   hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Which of these client event ids the tenant has stored already. */

@@ -253,6 +253,17 @@ export interface EventStore {
   readAfter(tenant: Tenant, request: TailRequest): Promise<StoredEvent[]>;
   /** The dataset's hot payload keys for events stored from now on (hot-columns.ts). */
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
+  /**
+   * The datasets this store's log took events of since the last call, for the background task
+   * of hot keys (src/events/hot-key-chooser.ts); stores that own a log only.
+   */
+  takeAppendedDatasets?(): Array<{ tenant: Tenant; datasetId: string }>;
+  /**
+   * Starts giving the dataset's events stored before its current hot keys their columns, in the
+   * background (engine.ts EventEngine.backfillHotKeys); true while such events are known to be
+   * left. Stores that own a log only.
+   */
+  backfillHotKeys?(tenant: Tenant, datasetId: string): Promise<boolean>;
   /** The hot-key layouts events of these datasets may be stored with; SOQL compiles against them. */
   hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]>;
   /** Acknowledged events not yet loaded into the engine (the freshness lag, in events). */

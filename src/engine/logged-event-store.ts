@@ -5,7 +5,7 @@ import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
-import { encodeBatch } from './wal/event-batch.js';
+import { BatchReader, encodeBatch } from './wal/event-batch.js';
 import {
   nameDatasets,
   EventStoreBehindError,
@@ -70,6 +70,8 @@ export interface LoggedEventStoreOptions {
   maxBacklogEvents?: number;
   /** A load starts at most this often unless someone waits for it (wal-loader.ts, OPS_EVENTS_LOAD_INTERVAL_MS). */
   loadIntervalMs?: number;
+  /** OPS_HOT_KEYS_INTERVAL_MS (engine-worker.ts EngineWorkerData.hotKeysIntervalMs). */
+  hotKeysIntervalMs?: number;
 }
 
 type Tuning = { [K in keyof typeof logDefaults]: number };
@@ -157,6 +159,8 @@ export class LoggedEventStore implements EventStore {
   /** Bytes of the bodies `tailPending` still carries; those before `tailBodyHead` carry none. */
   private tailBodies = 0;
   private tailBodyHead = 0;
+  /** `tenant|dataset id` of the datasets appended to since takeAppendedDatasets last took them. */
+  private appendedDatasets = new Map<string, { tenant: Tenant; datasetId: string }>();
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
@@ -175,7 +179,7 @@ export class LoggedEventStore implements EventStore {
   /** A worker thread with the DuckDB engine and its loader, reporting to the store `store()` returns. */
   private static startEngine(options: LoggedEventStoreOptions & Tuning, walDir: string, log: EngineLog, store: () => LoggedEventStore | undefined): EngineClient {
     return new EngineClient(
-      { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad, loadIntervalMs: options.loadIntervalMs },
+      { dir: options.dir, clickhouseUrl: options.clickhouseUrl, memoryLimit: options.memoryLimit, threads: options.threads, walDir, maxEventsPerLoad: options.maxEventsPerLoad, maxBytesPerLoad: options.maxBytesPerLoad, loadIntervalMs: options.loadIntervalMs, hotKeysIntervalMs: options.hotKeysIntervalMs },
       {
         onLoaded: (seq) => store()?.onLoaded(seq),
         onLoadFailed: (error) => {
@@ -362,6 +366,8 @@ export class LoggedEventStore implements EventStore {
     let keys: string[] = [];
     if (events.some((e) => e.clientEventId)) ({ kept, keys } = await this.withoutDuplicates(tenant, events));
     if (kept.length === 0) return { stored: 0, duplicates: events.length, lastSeq: 0 };
+    const datasets: string[] = [];
+    for (const e of kept) if (e.datasetId !== datasets[datasets.length - 1]) datasets.push(e.datasetId);
     let body: Buffer;
     try {
       body = encodeBatch(tenant, this.options.now(), kept);
@@ -369,7 +375,7 @@ export class LoggedEventStore implements EventStore {
       for (const key of keys) this.pendingIds.delete(key);
       throw error;
     }
-    return this.appendBody(tenant, body, kept.length, events.length - kept.length, keys);
+    return this.appendBody(tenant, body, kept.length, events.length - kept.length, keys, datasets);
   }
 
   /**
@@ -381,7 +387,26 @@ export class LoggedEventStore implements EventStore {
     if (this.closed) throw new Error('event store closed');
     if (count === 0) return { stored: 0, duplicates: 0, lastSeq: 0 };
     await this.backPressure();
-    return this.appendBody(tenant, body, count, 0, []);
+    // Consecutive events mostly share a dataset (BatchReader decodes an id only when it changes).
+    const reader = new BatchReader(body);
+    const datasets: string[] = [];
+    while (reader.next()) if (reader.datasetId !== datasets[datasets.length - 1]) datasets.push(reader.datasetId);
+    return this.appendBody(tenant, body, count, 0, [], datasets);
+  }
+
+  /** At most this many datasets are noted between two takes; the others are noted when they next take events. */
+  private static readonly maxAppendedDatasets = 100_000;
+
+  private noteAppended(tenant: Tenant, datasetId: string): void {
+    const key = `${tenantKey(tenant)}|${datasetId}`;
+    if (this.appendedDatasets.has(key) || this.appendedDatasets.size >= LoggedEventStore.maxAppendedDatasets) return;
+    this.appendedDatasets.set(key, { tenant, datasetId });
+  }
+
+  takeAppendedDatasets(): Array<{ tenant: Tenant; datasetId: string }> {
+    const taken = [...this.appendedDatasets.values()];
+    this.appendedDatasets = new Map();
+    return taken;
   }
 
   /** A loader far behind makes writers wait (bounded) rather than grow the log. */
@@ -390,12 +415,16 @@ export class LoggedEventStore implements EventStore {
     if (backlog > this.loaded) await this.waitLoaded(backlog, 'the event loader is behind; retry shortly');
   }
 
-  /** Writes one batch body to the log (group commit) and answers when it is durable (on ClickHouse: loaded). */
-  private async appendBody(tenant: Tenant, body: Buffer, count: number, duplicates: number, keys: readonly string[]): Promise<AppendResult> {
+  /**
+   * Writes one batch body to the log (group commit) and answers when it is durable (on
+   * ClickHouse: loaded). `datasets`: the batch's, noted once durable for the hot keys' task.
+   */
+  private async appendBody(tenant: Tenant, body: Buffer, count: number, duplicates: number, keys: readonly string[], datasets: readonly string[]): Promise<AppendResult> {
     try {
       // The tenant's events change when the append is over, acknowledged or failed (a failed
       // write may still have reached the log): a read that started before is not served again.
       const range = await this.wal.append(body, count, (r) => this.durable(tenant, r.firstSeq, count, body)).finally(() => this.changed(tenant));
+      for (const d of datasets) this.noteAppended(tenant, d);
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
@@ -665,6 +694,11 @@ export class LoggedEventStore implements EventStore {
 
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
     return this.engine.setHotKeys(tenant, datasetId, keys);
+  }
+
+  backfillHotKeys(tenant: Tenant, datasetId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    return this.engine.backfillHotKeys(tenant, datasetId);
   }
 
   /** No wait for the loader: a layout the answer does not know only sends its rows to the JSON. */

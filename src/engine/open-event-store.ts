@@ -15,6 +15,8 @@ export interface OpenEventStoreOptions {
   maxEventsPerLoad?: number;
   /** OPS_EVENTS_LOAD_INTERVAL_MS: a load starts at most this often unless a read waits for it. */
   loadIntervalMs?: number;
+  /** OPS_HOT_KEYS_INTERVAL_MS: how soon other ingesters take a dataset's new hot keys (ClickHouse). */
+  hotKeysIntervalMs?: number;
   /** Where the engine's background errors go (the server's logger). */
   log?: (level: 'warn' | 'error', message: string, error?: unknown) => void;
 }

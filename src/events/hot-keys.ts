@@ -165,10 +165,53 @@ export class HotKeyService {
     private readonly db: Kysely<Database>,
     private readonly store: EventStore,
     /** OPS_HOT_KEYS_AUTO: discovery's keys join the pins; without it only pins are hot. */
-    private readonly auto = false,
+    readonly auto = true,
     /** The keys queries name (the query service counts them). */
     readonly use = new QueryKeyUse(),
   ) {}
+
+  /**
+   * The background's choice (hot-key-chooser.ts) from a sample: chooseHotKeys' keys, and every
+   * key hot now stays (dropping one is left to a schema request's fresh sample, where a key
+   * queries named in another process is known). Stored only if the dataset's keys are still
+   * those it read (a PATCH meanwhile wins); the store is handed what is stored either way.
+   */
+  async chooseInBackground(tenant: Tenant, dataset: Pick<Dataset, 'id'>, stats: FieldStats): Promise<HotKeyEntry[]> {
+    const stored = (await this.fresh(tenant, dataset))?.hot_keys ?? null;
+    const current = hotKeysOf({ hot_keys: stored });
+    let next = current;
+    if (this.auto) {
+      next = chooseHotKeys(current, stats, undefined, this.use.of(dataset.id));
+      for (const k of current) if (next.length < maxHotKeys && !next.some((n) => samePath(n.path, k.path))) next.push(k);
+    }
+    if (JSON.stringify(current) !== JSON.stringify(next)) {
+      const text = JSON.stringify(next);
+      const updated = await scoped(this.db, tenant)
+        .updateTable('datasets')
+        .set({ hot_keys: text })
+        .where('id', '=', dataset.id)
+        .where('hot_keys', stored === null ? 'is' : '=', stored)
+        .executeTakeFirst();
+      if (!Number(updated.numUpdatedRows)) return this.sync(tenant, dataset);
+    }
+    await this.tell(dataset.id, tenant, next);
+    return next;
+  }
+
+  /** Hands the dataset's stored keys to the store (another process, or a PATCH, chose them). */
+  async sync(tenant: Tenant, dataset: Pick<Dataset, 'id'>): Promise<HotKeyEntry[]> {
+    const keys = hotKeysOf((await this.fresh(tenant, dataset)) ?? { hot_keys: null });
+    await this.tell(dataset.id, tenant, keys);
+    return keys;
+  }
+
+  private tell(datasetId: string, tenant: Tenant, keys: readonly HotKeyEntry[]): Promise<void> {
+    return this.store.setHotKeys(
+      tenant,
+      datasetId,
+      keys.map((k) => ({ pointer: jsonPointer(k.path), type: k.type })),
+    );
+  }
 
   /** After schema discovery (a fresh sample): adds the keys seen most often, keeps the pins. */
   async refresh(tenant: Tenant, dataset: Dataset, stats: FieldStats): Promise<HotKeyEntry[]> {
@@ -221,7 +264,7 @@ export class HotKeyService {
     return this.save(tenant, dataset, current, this.choose(dataset.id, current, sample, pins));
   }
 
-  private fresh(tenant: Tenant, dataset: Dataset): Promise<Pick<Dataset, 'hot_keys'> | undefined> {
+  private fresh(tenant: Tenant, dataset: Pick<Dataset, 'id'>): Promise<Pick<Dataset, 'hot_keys'> | undefined> {
     return scoped(this.db, tenant).selectFrom('datasets').select('hot_keys').where('id', '=', dataset.id).executeTakeFirst();
   }
 
@@ -230,11 +273,7 @@ export class HotKeyService {
     if (JSON.stringify(current) !== JSON.stringify(next)) {
       await scoped(this.db, tenant).updateTable('datasets').set({ hot_keys: JSON.stringify(next) }).where('id', '=', dataset.id).execute();
     }
-    await this.store.setHotKeys(
-      tenant,
-      dataset.id,
-      next.map((k) => ({ pointer: jsonPointer(k.path), type: k.type })),
-    );
+    await this.tell(dataset.id, tenant, next);
     return next;
   }
 }

@@ -83,6 +83,7 @@ export async function openEventsRuntime(ctx: AppContext, log: Logger, options: E
         segmentBytes: ctx.config.events.segmentBytes,
         maxEventsPerLoad: ctx.config.events.loadBatchEvents,
         loadIntervalMs: ctx.config.events.loadIntervalMs,
+        hotKeysIntervalMs: ctx.config.hotKeysIntervalMs,
         threads: ctx.config.events.threads,
         ...options,
       });

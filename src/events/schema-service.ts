@@ -31,11 +31,12 @@ export class SchemaService {
     private readonly ttlMs: number,
   ) {}
 
-  async schemaOf(tenant: Tenant, dataset: Dataset): Promise<{ schema: DatasetSchema; hit: boolean; stats: FieldStats }> {
+  /** `fresh`: a new sample whatever the cache holds (it then holds the new one). */
+  async schemaOf(tenant: Tenant, dataset: Pick<Dataset, 'id' | 'name'>, options: { fresh?: boolean } = {}): Promise<{ schema: DatasetSchema; hit: boolean; stats: FieldStats }> {
     const now = this.clock.now();
     const key = `${tenant.orgId}|${tenant.projectId}|${tenant.mode}|${dataset.id}`;
     let entry = this.cache.get(key);
-    const hit = entry !== undefined && entry.expires > now;
+    const hit = !options.fresh && entry !== undefined && entry.expires > now;
     if (!hit) {
       const stats = await this.store.fieldStats(tenant, {
         datasetId: dataset.id,

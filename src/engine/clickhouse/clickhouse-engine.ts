@@ -29,6 +29,7 @@ import { clickhouseEventColumns, duplicateColumnCode, mergeTreeTable, migrations
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import { ClickHouseHotLayouts } from './clickhouse-hot-layouts.js';
+import { ClickHouseHotBackfill } from './clickhouse-hot-backfill.js';
 
 /** The columns a read selects for a StoredEvent, in ClickHouse's JSON shapes (64-bit ints as text). */
 const eventColumns = 'seq, log_id, dataset_id, event_id, ts, ingested_at, severity, event, actor, source, message, payload, bytes_raw';
@@ -184,6 +185,8 @@ export class ClickHouseEngine implements EventEngine {
   private readonly newest = new Map<string, { ts: number; checkedAt: number }>();
   /** Hot payload keys' layouts and columns (opened after the migrations). */
   private hot!: ClickHouseHotLayouts;
+  /** Fills the slot columns of rows stored before their dataset's current hot keys (clickhouse-hot-backfill.ts). */
+  private backfill!: ClickHouseHotBackfill;
 
   private constructor(
     private readonly target: ClickHouseTarget,
@@ -214,18 +217,30 @@ export class ClickHouseEngine implements EventEngine {
    * max_memory_usage per query, so one tenant's huge group by fails alone (400) instead of
    * taking the server's memory.
    */
-  static async open(url: string, options: { memoryLimit?: string; logId?: string } = {}): Promise<ClickHouseEngine> {
+  static async open(url: string, options: { memoryLimit?: string; logId?: string; hotKeysIntervalMs?: number } = {}): Promise<ClickHouseEngine> {
     const engine = new ClickHouseEngine(parseClickHouseUrl(url), parseBytes(options.memoryLimit ?? '1GB'), options.logId ?? '');
     try {
       await engine.migrate();
-      engine.hot = await ClickHouseHotLayouts.open({
+      const statements = {
         clients: engine.clients,
         db: engine.db,
         table: engine.table,
+        command: (client: ClickHouseClient, sql: string) => engine.command(client, sql),
+        select: <T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]) => engine.select<T>(client, sql, params),
+      };
+      engine.hot = await ClickHouseHotLayouts.open({
+        ...statements,
         cluster: engine.target.cluster,
-        command: (client, sql) => engine.command(client, sql),
-        select: (client, sql, params) => engine.select(client, sql, params),
+        peerPositions: async () => {
+          const positions = await engine.loadedPositions();
+          delete positions[engine.logId];
+          return positions;
+        },
+        // The other ingesters take a dataset's new keys at their next tick (two, to be sure), and
+        // a load they had started before it lands within the few seconds after.
+        graceMs: 2 * (options.hotKeysIntervalMs ?? 60_000) + 5_000,
       });
+      engine.backfill = new ClickHouseHotBackfill(statements, engine.hot);
       return engine;
     } catch (error) {
       await engine.close();
@@ -676,6 +691,12 @@ export class ClickHouseEngine implements EventEngine {
     return this.hot.set(datasetId, keys);
   }
 
+  /** Starts filling the slot columns of the dataset's rows stored before its current hot keys (clickhouse-hot-backfill.ts). */
+  backfillHotKeys(tenant: Tenant, datasetId: string): Promise<boolean> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    return this.backfill.request(tenantKey(tenant), datasetId);
+  }
+
   /** Per dataset, the layouts its rows carry and their ts ranges (the compiler reads a column only when every row has it). */
   hotLayouts(tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
     return this.hot.forRead(tenantKey(tenant), datasetIds);
@@ -688,6 +709,7 @@ export class ClickHouseEngine implements EventEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.backfill?.close();
     await this.deletes;
     await Promise.all(this.clients.map((c) => c.close()));
   }

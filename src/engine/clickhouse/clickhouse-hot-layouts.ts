@@ -155,10 +155,25 @@ export interface HotLayoutsHost {
   cluster: string | undefined;
   command(client: ClickHouseClient, sql: string): Promise<void>;
   select<T>(client: ClickHouseClient, sql: string, params: readonly SqlValue[]): Promise<T[]>;
+  /** The loaded positions of the other ingesters' logs (event_loaders), to tell whether any is loading. */
+  peerPositions(): Promise<Record<string, number>>;
+  /**
+   * How long after a dataset's layout changes the other ingesters may still load its rows with
+   * an older one (they take the metadata's keys at their next tick: OPS_HOT_KEYS_INTERVAL_MS).
+   */
+  graceMs: number;
 }
+
+/** Layout ids read again from the table at each refresh below the highest known (a late insert of another process). */
+const refreshBack = 100;
+/** The table's layouts are read again at most this often (set() refreshes before it decides). */
+const refreshEveryMs = 1_000;
+/** Other ingesters' positions are read again at most this often while a grace needs them. */
+const peersEveryMs = 5_000;
 
 export class ClickHouseHotLayouts {
   private readonly byDataset = new Map<string, HotLayout[]>();
+  private readonly byId = new Map<number, HotLayout>();
   private lastId = 0;
   /** Hot columns of `events` (first host's MergeTree table). */
   private columns = new Set<string>();
@@ -183,6 +198,19 @@ export class ClickHouseHotLayouts {
    * its INSERT stays here: reads are then only more careful).
    */
   private readonly active = new Map<HotLoad, number>();
+  /**
+   * Ids two processes gave to different layouts at the same moment (each read the same highest
+   * id): no read takes a column through them (their rows read the arrays) and no load uses them.
+   */
+  private readonly collided = new Set<number>();
+  private refreshedAt = 0;
+  /** Per dataset: when this process learned of its current layout (made it, or read it from the table). */
+  private readonly changedAt = new Map<string, number>();
+  /** Per dataset whose grace ran out: its ranges were asked of the table again since (rows the other ingesters loaded meanwhile). */
+  private readonly afterGrace = new Set<string>();
+  /** The other logs' positions as last read, and when each last moved (the first reading counts as a move). */
+  private peers = new Map<string, { position: number; movedAt: number }>();
+  private peersReadAt = 0;
 
   private constructor(private readonly host: HotLayoutsHost) {}
 
@@ -190,7 +218,8 @@ export class ClickHouseHotLayouts {
     const layouts = new ClickHouseHotLayouts(host);
     const first = host.clients[0]!;
     const rows = await host.select<{ id: number; dataset_id: string; slots: string }>(first, `SELECT id, dataset_id, slots FROM ${host.db}.event_hot_layouts ORDER BY id`, []);
-    for (const r of rows) layouts.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] });
+    // What the table holds at start is no change: the ranges asked next show every ingester's rows.
+    for (const r of rows) layouts.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] }, false);
     layouts.columns = await layouts.columnsOf(first, host.table);
     return layouts;
   }
@@ -200,18 +229,80 @@ export class ClickHouseHotLayouts {
     return new Set(rows.map((r) => r.name).filter(isClickHouseHotColumn));
   }
 
-  private add(layout: HotLayout): void {
+  /**
+   * Adds a layout in id order (another process's may come after ours with a lower id), or notes a
+   * collision. `change`: a dataset whose current layout it becomes starts its grace.
+   */
+  private add(layout: HotLayout, change = true): void {
+    const known = this.byId.get(layout.id);
+    if (known) {
+      if (known.datasetId !== layout.datasetId || JSON.stringify(known.slots) !== JSON.stringify(layout.slots)) this.collided.add(layout.id);
+      return;
+    }
+    this.byId.set(layout.id, layout);
     const list = this.byDataset.get(layout.datasetId) ?? [];
-    list.push(layout);
+    const before = this.current(layout.datasetId);
+    let at = list.length;
+    while (at > 0 && list[at - 1]!.id > layout.id) at--;
+    list.splice(at, 0, layout);
     this.byDataset.set(layout.datasetId, list);
     this.lastId = Math.max(this.lastId, layout.id);
+    if (change && this.current(layout.datasetId) !== before) this.changed(layout.datasetId);
+  }
+
+  private changed(datasetId: string): void {
+    this.changedAt.set(datasetId, Date.now());
+    this.afterGrace.delete(datasetId);
   }
 
   /** The layout the dataset's rows are loaded with now (undefined: none, hot_layout 0). */
   current(datasetId: string): HotLayout | undefined {
-    const list = this.byDataset.get(datasetId);
+    const list = this.byDataset.get(datasetId)?.filter((l) => !this.collided.has(l.id));
     const last = list?.[list.length - 1];
     return last?.slots.length ? last : undefined;
+  }
+
+  /**
+   * Reads the layouts other processes added to the table (every ingester loads with the
+   * metadata's keys, and the process that changes them first makes the layout: the others
+   * adopt it rather than make their own). The last `refreshBack` ids are read again, so a
+   * collision shows.
+   */
+  private async refresh(force = false): Promise<void> {
+    if (!force && Date.now() - this.refreshedAt < refreshEveryMs) return;
+    this.refreshedAt = Date.now();
+    const rows = await this.host.select<{ id: number; dataset_id: string; slots: string }>(
+      this.host.clients[0]!,
+      `SELECT id, dataset_id, slots FROM ${this.host.db}.event_hot_layouts WHERE id > ? ORDER BY id`,
+      [Math.max(0, this.lastId - refreshBack)],
+    );
+    for (const r of rows) this.add({ id: Number(r.id), datasetId: r.dataset_id, slots: JSON.parse(r.slots) as HotSlot[] });
+  }
+
+  /**
+   * Whether other ingesters may still be loading the dataset's rows with an older layout: its
+   * layout changed less than graceMs ago and another log has loaded within graceMs. Until then
+   * a read counts every older layout as present over any ts (their rows go to the arrays).
+   */
+  async inGrace(datasetId: string): Promise<boolean> {
+    const changed = this.changedAt.get(datasetId);
+    if (changed === undefined || Date.now() - changed >= this.host.graceMs) return false;
+    return this.peersLoading();
+  }
+
+  private async peersLoading(): Promise<boolean> {
+    const now = Date.now();
+    if (now - this.peersReadAt >= peersEveryMs) {
+      this.peersReadAt = now;
+      const read = await this.host.peerPositions();
+      const next = new Map<string, { position: number; movedAt: number }>();
+      for (const [log, position] of Object.entries(read)) {
+        const had = this.peers.get(log);
+        next.set(log, { position, movedAt: had && had.position === position ? had.movedAt : now });
+      }
+      this.peers = next;
+    }
+    return [...this.peers.values()].some((p) => now - p.movedAt < this.host.graceMs);
   }
 
   /**
@@ -226,8 +317,25 @@ export class ClickHouseHotLayouts {
   }
 
   private async setNow(datasetId: string, keys: readonly HotKey[]): Promise<void> {
-    const slots = clickHouseSlots(this.current(datasetId)?.slots ?? [], keys);
-    if (!slots) return;
+    await this.refresh();
+    for (let attempt = 1; ; attempt++) {
+      const slots = clickHouseSlots(this.current(datasetId)?.slots ?? [], keys);
+      if (!slots) return;
+      // Another process may have made this dataset's layout for these keys since: read again first.
+      if (attempt === 1) {
+        await this.refresh(true);
+        if (!clickHouseSlots(this.current(datasetId)?.slots ?? [], keys)) return;
+      }
+      if (await this.make(datasetId, slots)) return;
+      if (attempt >= 10) throw new Error(`hot keys of dataset ${datasetId}: ten layout ids in a row were taken by other processes at the same moment`);
+      // Both makers may have seen the collision: apart, the next ids differ.
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 90 * attempt));
+      await this.refresh(true);
+    }
+  }
+
+  /** Makes the layout (false: its id was taken by another process's at the same moment; made again with another). */
+  private async make(datasetId: string, slots: HotSlot[]): Promise<boolean> {
     const needed = [{ name: 'hot_layout', type: 'UInt32' }, ...slots.flatMap((s) => hotSlotColumns(s.slot))];
     if (needed.some((c) => !this.columns.has(c.name))) {
       const tables = this.host.cluster ? [this.host.table, 'events'] : [this.host.table];
@@ -243,10 +351,23 @@ export class ClickHouseHotLayouts {
       }
       for (const c of needed) this.columns.add(c.name);
     }
-    const layout: HotLayout = { id: this.lastId + 1, datasetId, slots };
+    // The next id after the table's highest (every process reads it just before): two processes
+    // making layouts at the same moment may take the same id, which the read after the INSERT shows.
+    const [top] = await this.host.select<{ id: number }>(this.host.clients[0]!, `SELECT toUInt32(max(id)) AS id FROM ${this.host.db}.event_hot_layouts`, []);
+    const layout: HotLayout = { id: Math.max(this.lastId, Number(top?.id ?? 0)) + 1, datasetId, slots };
     const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
     await this.host.command(this.host.clients[0]!, `INSERT INTO ${this.host.db}.event_hot_layouts (id, dataset_id, slots) VALUES (${layout.id}, ${quote(datasetId)}, ${quote(JSON.stringify(slots))})`);
+    const same = await this.host.select<{ dataset_id: string; slots: string }>(this.host.clients[0]!, `SELECT dataset_id, slots FROM ${this.host.db}.event_hot_layouts WHERE id = ?`, [layout.id]);
+    const taken = same.some((r) => r.dataset_id !== datasetId || r.slots !== JSON.stringify(slots));
+    if (taken) {
+      // Given up: no load uses it, and a read sees the id as collided (its rows, if the other
+      // process loads any, read the arrays; the backfill moves them to a layout of their own).
+      this.collided.add(layout.id);
+      this.lastId = Math.max(this.lastId, layout.id);
+      return false;
+    }
     this.add(layout);
+    return true;
   }
 
   /**
@@ -320,6 +441,17 @@ export class ClickHouseHotLayouts {
    * that never had hot keys: layout 0, current.
    */
   async forRead(tenantKey: string, datasetIds: readonly string[]): Promise<HotLayout[]> {
+    // A grace that ran out: the ranges are asked again, with the rows other ingesters loaded
+    // under older layouts meanwhile.
+    const graced = new Set<string>();
+    for (const d of datasetIds) {
+      const changed = this.changedAt.get(d);
+      if (changed === undefined || this.afterGrace.has(d)) continue;
+      if (Date.now() - changed >= this.host.graceMs) {
+        this.forget(d);
+        this.afterGrace.add(d);
+      } else if (await this.inGrace(d)) graced.add(d);
+    }
     const withLayouts = datasetIds.filter((d) => this.byDataset.has(d));
     const unknown = withLayouts.filter((d) => !this.asked.has(d));
     if (unknown.length) {
@@ -365,10 +497,13 @@ export class ClickHouseHotLayouts {
       if (!this.asked.has(d)) for (const id of [0, ...list.map((l) => l.id)]) widen(ranges, id, anyTs);
       // Loads in flight: the dataset's rows in them carry the layout that was current when they started.
       for (const epoch of new Set(this.active.values())) {
-        const then = list.filter((l) => l.id <= epoch).pop();
+        const then = list.filter((l) => l.id <= epoch && !this.collided.has(l.id)).pop();
         widen(ranges, then?.slots.length ? then.id : 0, anyTs);
       }
-      const byId = new Map(list.map((l) => [l.id, l]));
+      // Within the grace of a change, other ingesters may still load with any older layout.
+      if (graced.has(d)) for (const l of [{ id: 0 }, ...list]) if (l.id !== current?.id) widen(ranges, l.id, anyTs);
+      // A collided id's rows read the arrays (no slots).
+      const byId = new Map(list.filter((l) => !this.collided.has(l.id)).map((l) => [l.id, l]));
       const version = this.versions.get(d) ?? `${this.opened}.0`;
       // Known when the table told them (else any): its answer, and what this process loaded since.
       const typesOf = (id: number): { types?: number[] } => {

@@ -3,7 +3,7 @@ import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UINTEGER, UTINYINT, UUID, VAR
 import type * as Bindings from '@duckdb/node-bindings';
 import { columnIndex, eventColumnList } from '../event-columns.js';
 import type { BatchReader } from '../wal/event-batch.js';
-import { extractHotValues, hotColumn, hotColumnType, isPlainInteger, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
+import { extractHotValues, hotColumn, hotColumnsOf, hotColumnType, isPlainInteger, pointerPath, type HotLayout, type HotValues } from '../hot-columns.js';
 import { Found, HotScanner } from '../hot-scan.js';
 
 // The C API underneath @duckdb/node-api (its own dependency, resolved from it so the versions
@@ -285,6 +285,63 @@ function setAllNull(vector: Bindings.Vector, rows: number): void {
 }
 
 /**
+ * Rows of the backfill's staging table (duckdb-hot-backfill.ts): each stored row's rowid and seq,
+ * then the hot columns of the layout it is given (hotColumnsOf: hot_layout, hot_json, the
+ * slots' columns), extracted from its payload exactly as the loader extracts them.
+ */
+export class HotBackfillChunk {
+  private rows = 0;
+  private readonly rowid = new Int64Column();
+  private readonly seq = new Int64Column();
+  private readonly hot: HotChunkColumns;
+  /** The staging table's hot columns, in its order. */
+  readonly columns: readonly string[];
+
+  constructor(layout: HotLayout) {
+    this.columns = hotColumnsOf(layout.slots);
+    this.hot = new HotChunkColumns(layout, this.columns, 2);
+  }
+
+  get size(): number {
+    return this.rows;
+  }
+
+  get full(): boolean {
+    return this.rows === chunkRows;
+  }
+
+  /** The staging table's column types: rowid, seq, then `columns`. */
+  get types(): DuckDBType[] {
+    return [BIGINT, BIGINT, ...this.columns.map((name) => typeOf[hotColumnType(name)]!)];
+  }
+
+  /** What the rows add to the dataset's counts (DuckDbHotLayouts.noteRows). */
+  get hotRows(): { json: number; oddNumbers: number } {
+    return { json: this.hot.jsonBits, oddNumbers: this.hot.oddNumbers };
+  }
+
+  /** A stored row: its rowid, seq and payload text (null: none, read as `{}` as the loader reads it). */
+  add(rowid: number, seq: number, payload: string | null): void {
+    const i = this.rows++;
+    this.rowid.set(i, rowid);
+    this.seq.set(i, seq);
+    if (payload === null) return this.hot.addBytes(i, Buffer.alloc(0), -1, 0);
+    const bytes = Buffer.from(payload, 'utf8');
+    this.hot.addBytes(i, bytes, 0, bytes.length);
+  }
+
+  build(): DuckDBDataChunk {
+    const n = this.rows;
+    const chunk = DuckDBDataChunk.create(this.types, n);
+    const vector = (column: number) => bindings.data_chunk_get_vector(chunk.chunk, column);
+    bindings.copy_data_to_vector(vector(0), 0, this.rowid.words.buffer, 0, n * 8);
+    bindings.copy_data_to_vector(vector(1), 0, this.seq.words.buffer, 0, n * 8);
+    this.hot.write(vector, n);
+    return chunk;
+  }
+}
+
+/**
  * The hot columns of one chunk of a dataset with hot keys (hot-columns.ts): the layout id
  * (constant), the row's JSON bits, and the values of the layout's slots; other slots NULL.
  */
@@ -308,9 +365,11 @@ class HotChunkColumns {
   private readonly stringAt: Array<TextColumn | undefined>;
   private readonly numberAt: Array<{ values: Float64Array<ArrayBuffer>; validity: Uint32Array<ArrayBuffer> } | undefined>;
 
+  /** `hotColumns` are the chunk's vectors from `base` on (the hot columns of `events`, after the event's own columns). */
   constructor(
     private readonly layout: HotLayout,
     hotColumns: readonly string[],
+    base: number = hotBase,
   ) {
     this.paths = layout.slots.map((s) => pointerPath(s.pointer));
     for (const s of layout.slots) {
@@ -319,7 +378,7 @@ class HotChunkColumns {
         this.columnBit.set(s.slot, (1 << s.column) >>> 0);
       } else this.strings.set(s.slot, new TextColumn());
     }
-    this.at = hotColumns.map((name, i) => ({ index: hotBase + i, name, slot: layout.slots.find((s) => hotColumn(s) === name)?.slot ?? null }));
+    this.at = hotColumns.map((name, i) => ({ index: base + i, name, slot: layout.slots.find((s) => hotColumn(s) === name)?.slot ?? null }));
     for (const s of layout.slots) {
       if (!hotColumns.includes(hotColumn(s))) throw new Error(`hot column ${hotColumn(s)} is not in events`);
     }

@@ -117,6 +117,17 @@ export class DuckDbHotLayouts {
     known.version = this.nextVersion();
   }
 
+  /**
+   * Whether, by the counts, some stored row of the dataset carries another layout than its
+   * current one (rows loaded before a key was hot, or under older keys): what the backfill fills.
+   */
+  rowsOutsideCurrent(datasetId: string): boolean {
+    const current = this.current(datasetId);
+    const known = this.rows.get(datasetId);
+    if (!current || !known) return false;
+    return [...known.byLayout.keys()].some((id) => id !== current.id);
+  }
+
   /** Whether the store keeps the dataset's rows per layout (it has had hot keys). */
   tracks(datasetId: string): boolean {
     return this.rows.has(datasetId);

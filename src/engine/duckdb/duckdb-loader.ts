@@ -185,6 +185,17 @@ export class DuckDbLoader {
   }
 
   /**
+   * A checkpoint now (the hot keys' backfill after its updates: DuckDB keeps updated values
+   * beside their compressed row groups until one, and every scan of the column merges them);
+   * whether it was made. One that fails is owed, as the loader's own.
+   */
+  async checkpointNow(): Promise<boolean> {
+    this.checkpointDue = true;
+    await this.checkpoint();
+    return !this.checkpointDue;
+  }
+
+  /**
    * CHECKPOINT fails while another connection has a transaction open (a query): then the next
    * load tries again, and until one succeeds wal_autocheckpoint still bounds the WAL.
    */

@@ -14,6 +14,7 @@ import { ReadGate } from './read-gate.js';
 import { MonitorLane } from './read-lane.js';
 import { ThreadSwitch } from './thread-switch.js';
 import { DuckDbHotLayouts } from './duckdb-hot-layouts.js';
+import { DuckDbHotBackfill } from './duckdb-hot-backfill.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 
 const noNames: ReadonlyMap<string, string> = new Map();
@@ -70,6 +71,8 @@ export class DuckDbEngine implements EventEngine {
   private readonly threads: ThreadSwitch | undefined;
   /** The connection that switches DuckDB's threads, opened with the first switch. */
   private threadsConnection: Promise<DuckDBConnection> | undefined;
+  /** Fills the hot columns of rows stored before their dataset's current hot keys (duckdb-hot-backfill.ts). */
+  private readonly backfill: DuckDbHotBackfill;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -85,6 +88,17 @@ export class DuckDbEngine implements EventEngine {
     };
     this.threads = threads > 1 ? new ThreadSwitch(switchThreads, threads) : undefined;
     this.monitors = new MonitorLane(() => instance.connect(), undefined, { threads: this.threads });
+    // On the loader's connection between loads, with the background's thread count, as a load.
+    this.backfill = new DuckDbHotBackfill(
+      loaderConnection,
+      hot,
+      (work) =>
+        this.betweenLoads(() => {
+          if (this.closed) return Promise.reject(new Error('event store closed'));
+          return this.threads ? this.threads.background(work) : work();
+        }),
+      () => loader.checkpointNow(),
+    );
   }
 
   /** The value of `tenantWhere` for this tenant: tenancy is applied here and nowhere else. */
@@ -365,6 +379,15 @@ export class DuckDbEngine implements EventEngine {
     await this.betweenLoads(() => this.hot.set(datasetId, keys));
   }
 
+  /**
+   * Starts filling the hot columns of the dataset's rows stored before its current hot keys, in
+   * the background (duckdb-hot-backfill.ts); true while the counts still show such rows.
+   */
+  async backfillHotKeys(_tenant: Tenant, datasetId: string): Promise<boolean> {
+    if (this.closed) throw new Error('event store closed');
+    return this.backfill.request(datasetId);
+  }
+
   /** Every hot-key layout rows of these datasets may carry (the compilers read the columns through them). */
   async hotLayouts(_tenant: Tenant, datasetIds: readonly string[]): Promise<HotLayout[]> {
     return this.hot.of(datasetIds);
@@ -389,6 +412,7 @@ export class DuckDbEngine implements EventEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.backfill.close();
     await this.deletes;
     await this.monitors.close();
     (await this.threadsConnection)?.closeSync();

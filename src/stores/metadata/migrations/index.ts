@@ -20,6 +20,7 @@ import * as tokenIndexesPartial from './0018-token-indexes-partial.js';
 import * as auditAppend from './0019-audit-append.js';
 import * as ssoDomainVerification from './0020-sso-domain-verification.js';
 import * as monitorLastMatch from './0021-monitor-last-match.js';
+import * as hotKeyTurns from './0022-hot-key-turns.js';
 
 /**
  * Every metadata migration, in order. A capability that needs tables adds its file here;
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0019-audit-append': auditAppend,
   '0020-sso-domain-verification': ssoDomainVerification,
   '0021-monitor-last-match': monitorLastMatch,
+  '0022-hot-key-turns': hotKeyTurns,
 };
