@@ -223,6 +223,14 @@ export interface TailRequest {
 /** The SQL a store's engine speaks: SOQL compiles filters and group keys to it (query-service.ts). */
 export type SqlDialect = 'duckdb' | 'clickhouse';
 
+/** A dataset the background task of hot keys looks at (EventStore.takeActiveDatasets). */
+export interface ActiveDataset {
+  tenant: Tenant;
+  datasetId: string;
+  /** Its hot keys were set to new ones: the rows stored before them are to be filled. */
+  keysChanged: boolean;
+}
+
 export interface EventStore {
   /** The dialect of this store's engine (an events node's store learns it from the node). */
   dialect(): Promise<SqlDialect>;
@@ -254,10 +262,11 @@ export interface EventStore {
   /** The dataset's hot payload keys for events stored from now on (hot-columns.ts). */
   setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void>;
   /**
-   * The datasets this store's log took events of since the last call, for the background task
-   * of hot keys (src/events/hot-key-chooser.ts); stores that own a log only.
+   * The datasets this store's log took events of, or whose hot keys were set to new ones, since
+   * the last call, for the background task of hot keys (src/events/hot-key-chooser.ts); stores
+   * that own a log only.
    */
-  takeAppendedDatasets?(): Array<{ tenant: Tenant; datasetId: string }>;
+  takeActiveDatasets?(): ActiveDataset[];
   /**
    * Starts giving the dataset's events stored before its current hot keys their columns, in the
    * background (engine.ts EventEngine.backfillHotKeys); true while such events are known to be

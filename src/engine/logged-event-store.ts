@@ -10,6 +10,7 @@ import {
   nameDatasets,
   EventStoreBehindError,
   matchAll,
+  type ActiveDataset,
   type AggregateRequest,
   type AppendResult,
   type DatasetNameResolver,
@@ -159,8 +160,10 @@ export class LoggedEventStore implements EventStore {
   /** Bytes of the bodies `tailPending` still carries; those before `tailBodyHead` carry none. */
   private tailBodies = 0;
   private tailBodyHead = 0;
-  /** `tenant|dataset id` of the datasets appended to since takeAppendedDatasets last took them. */
-  private appendedDatasets = new Map<string, { tenant: Tenant; datasetId: string }>();
+  /** `tenant|dataset id` of the datasets appended to, or whose hot keys changed, since takeActiveDatasets last took them. */
+  private activeDatasets = new Map<string, ActiveDataset>();
+  /** Per dataset, the hot keys last handed to setHotKeys (JSON): a change is noted once, a repeat not at all. */
+  private readonly keysSet = new Map<string, string>();
 
   private constructor(
     options: LoggedEventStoreOptions & Tuning,
@@ -395,17 +398,22 @@ export class LoggedEventStore implements EventStore {
   }
 
   /** At most this many datasets are noted between two takes; the others are noted when they next take events. */
-  private static readonly maxAppendedDatasets = 100_000;
+  private static readonly maxActiveDatasets = 100_000;
 
-  private noteAppended(tenant: Tenant, datasetId: string): void {
+  private noteActive(tenant: Tenant, datasetId: string, keysChanged = false): void {
     const key = `${tenantKey(tenant)}|${datasetId}`;
-    if (this.appendedDatasets.has(key) || this.appendedDatasets.size >= LoggedEventStore.maxAppendedDatasets) return;
-    this.appendedDatasets.set(key, { tenant, datasetId });
+    const known = this.activeDatasets.get(key);
+    if (known) {
+      known.keysChanged ||= keysChanged;
+      return;
+    }
+    if (this.activeDatasets.size >= LoggedEventStore.maxActiveDatasets) return;
+    this.activeDatasets.set(key, { tenant, datasetId, keysChanged });
   }
 
-  takeAppendedDatasets(): Array<{ tenant: Tenant; datasetId: string }> {
-    const taken = [...this.appendedDatasets.values()];
-    this.appendedDatasets = new Map();
+  takeActiveDatasets(): ActiveDataset[] {
+    const taken = [...this.activeDatasets.values()];
+    this.activeDatasets = new Map();
     return taken;
   }
 
@@ -424,7 +432,7 @@ export class LoggedEventStore implements EventStore {
       // The tenant's events change when the append is over, acknowledged or failed (a failed
       // write may still have reached the log): a read that started before is not served again.
       const range = await this.wal.append(body, count, (r) => this.durable(tenant, r.firstSeq, count, body)).finally(() => this.changed(tenant));
-      for (const d of datasets) this.noteAppended(tenant, d);
+      for (const d of datasets) this.noteActive(tenant, d);
       if (keys.length) {
         // The loader's answer is a message, so it cannot have arrived before this continuation.
         for (const key of keys) this.pendingIds.set(key, range.lastSeq);
@@ -692,8 +700,18 @@ export class LoggedEventStore implements EventStore {
     return this.engine.loadedPositions();
   }
 
-  setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
-    return this.engine.setHotKeys(tenant, datasetId, keys);
+  /**
+   * A change of keys (a PATCH, a schema request, another process's choice) is noted for the
+   * background task even without new events: the rows stored before it are filled at its next tick.
+   */
+  async setHotKeys(tenant: Tenant, datasetId: string, keys: readonly HotKey[]): Promise<void> {
+    await this.engine.setHotKeys(tenant, datasetId, keys);
+    const text = JSON.stringify(keys);
+    if (this.keysSet.get(datasetId) === text) return;
+    // Bounded like the notes: past it, a forgotten dataset's next repeat is noted once more.
+    if (this.keysSet.size >= LoggedEventStore.maxActiveDatasets) this.keysSet.delete(this.keysSet.keys().next().value!);
+    this.keysSet.set(datasetId, text);
+    this.noteActive(tenant, datasetId, true);
   }
 
   backfillHotKeys(tenant: Tenant, datasetId: string): Promise<boolean> {

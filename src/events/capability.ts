@@ -25,7 +25,7 @@ export async function openEvents(ctx: AppContext, log: Logger, options: EventsRu
   let running: Promise<unknown> = Promise.resolve();
   let adminSocket: Promise<() => Promise<void>> | undefined;
   // Hot keys in the background, in every process that loads events (its store owns a log).
-  const chooser = runtime.store.takeAppendedDatasets
+  const chooser = runtime.store.takeActiveDatasets
     ? new HotKeyChooser({ db: ctx.metadata.db, store: runtime.store, hotKeys: runtime.hotKeys, schemas: runtime.schemas, clock: ctx.clock, intervalMs: ctx.config.hotKeysIntervalMs, log })
     : undefined;
   return {

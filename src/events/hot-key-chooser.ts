@@ -1,5 +1,5 @@
 /**
- * Hot payload keys in the background (issue #31; docs/events-engine.md "Hot payload keys"): in
+ * Hot payload keys in the background (docs/events-engine.md "Hot payload keys"): in
  * every process that loads events (the embedded store's owner — the single server, or the events
  * node of `serve --workers` —, and on ClickHouse every API process, each loading its own log), a
  * task looks every OPS_HOT_KEYS_INTERVAL_MS at the datasets its store took events of:
@@ -19,6 +19,9 @@
  *   the columns of the rows it loads);
  * - with the turn it asks the store to fill the columns of the dataset's rows stored before its
  *   current keys (EventStore.backfillHotKeys), and keeps asking at each tick while rows are left.
+ *   A dataset whose keys changed (a PATCH, a schema request) is noted by the store without new
+ *   events; while another process holds its turn, it is looked at again for `keysChangedTicks`
+ *   ticks — long enough for the turn to pass here, unless that process keeps looking after it.
  *
  * Datasets whose first choice waits, and those still being filled, stay on the list for the
  * next tick even without new events.
@@ -34,7 +37,7 @@ import type { Dataset } from './dataset-service.js';
 import type { HotKeyService } from './hot-keys.js';
 import type { SchemaService } from './schema-service.js';
 
-/** Metadata table `dataset_hot_key_turns` (migration 0020). */
+/** Metadata table `dataset_hot_key_turns` (migration 0022). */
 export interface DatasetHotKeyTurnsTable {
   dataset_id: string;
   /** Until when the process that took the turn looks after the dataset (ISO). */
@@ -56,6 +59,8 @@ export const rechooseIntervals = 60;
 /** Datasets looked at per tick (the rest at the next), and samples taken per tick. */
 const perTick = 1_000;
 const samplesPerTick = 100;
+/** Ticks a dataset whose keys changed is looked at again while another process holds its turn. */
+const keysChangedTicks = 3;
 /** Datasets remembered between ticks (first seen, waiting, being filled); past it the oldest go. */
 const maxRemembered = 100_000;
 
@@ -76,6 +81,8 @@ interface Remembered {
   firstAt: number;
   /** Looked at again at the next tick without new events: its first choice waits, or its rows are being filled. */
   again: boolean;
+  /** Ticks left to look again while another process holds the turn, after its keys changed. */
+  keysChanged: number;
 }
 
 export class HotKeyChooser {
@@ -109,14 +116,16 @@ export class HotKeyChooser {
   async tick(): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    for (const { tenant, datasetId } of store.takeAppendedDatasets?.() ?? []) {
+    for (const { tenant, datasetId, keysChanged } of store.takeActiveDatasets?.() ?? []) {
       const key = `${tenantKey(tenant)}|${datasetId}`;
-      const known = this.remembered.get(key);
-      if (known) known.again = true;
-      else {
+      let known = this.remembered.get(key);
+      if (!known) {
         if (this.remembered.size >= maxRemembered) this.remembered.delete(this.remembered.keys().next().value!);
-        this.remembered.set(key, { tenant, datasetId, firstAt: now, again: true });
+        known = { tenant, datasetId, firstAt: now, again: true, keysChanged: 0 };
+        this.remembered.set(key, known);
       }
+      known.again = true;
+      if (keysChanged) known.keysChanged = keysChangedTicks;
     }
     const due = [...this.remembered.values()].filter((r) => r.again).slice(0, perTick);
     let samples = 0;
@@ -135,9 +144,14 @@ export class HotKeyChooser {
         try {
           const turn = turns.get(r.datasetId);
           if (turn === undefined) {
+            if (r.keysChanged > 0) {
+              r.keysChanged--;
+              r.again = true;
+            }
             await this.deps.hotKeys.sync(r.tenant, dataset);
             continue;
           }
+          r.keysChanged = 0;
           const chosenAt = turn === null ? undefined : Date.parse(turn);
           const choose = this.deps.hotKeys.auto && (chosenAt === undefined || now - chosenAt >= rechooseIntervals * this.deps.intervalMs);
           if (choose && samples < samplesPerTick) {

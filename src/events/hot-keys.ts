@@ -1,5 +1,5 @@
 /**
- * Which payload keys of a dataset are hot (issue #31; docs/events-engine.md "Hot payload keys"):
+ * Which payload keys of a dataset are hot (docs/events-engine.md "Hot payload keys"):
  * the operator's pins, then the keys schema discovery sees most often as one scalar type, up to
  * 32. Kept in the dataset's metadata row (`hot_keys`, migration 0016) and handed to the event
  * store, which stores them as typed columns for the events it loads from then on
