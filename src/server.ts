@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { createContext, type AppContext } from './app/context.js';
-import type { Capability } from './app/capability.js';
-import { createLogger, type LoggerSettings } from './app/logger.js';
-import { PublicUrls } from './app/public-urls.js';
+import type { Capability } from './kernel/capability.js';
+import { createLogger, type LoggerSettings } from './kernel/logger.js';
+import { PublicUrls } from './kernel/public-urls.js';
 import { buildApi } from './app/build-api.js';
 import { buildCdn } from './delivery/build-cdn.js';
 import { openMedia, type MediaCapability } from './media/capability.js';
@@ -30,7 +30,7 @@ import { openHealth } from './health/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
-import type { Logger } from './app/logger.js';
+import type { Logger } from './kernel/logger.js';
 
 export interface RunningServer {
   api: Api;

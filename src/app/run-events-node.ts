@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.js';
 import { createContext } from './context.js';
-import { createLogger, type Logger, type LoggerSettings } from './logger.js';
+import { createLogger, type Logger, type LoggerSettings } from '../kernel/logger.js';
 import { systemClock } from '../shared/clock.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import { openEvents } from '../events/capability.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** What one request's admission reports: the RateLimit-* headers, and Retry-After when refused. */
 export interface RateDecision {

@@ -1,5 +1,5 @@
 import type { Tenant } from '../tenancy/tenant.js';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 
 /**
  * What API processes tell each other (docs/cross-process.md). Every message is a hint about

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { registerWebApp } from './web-app.js';
 import type { Api } from '../http/types.js';
 import type { Config } from '../config/config.js';

@@ -3,7 +3,7 @@ import type { AppContext } from '../app/context.js';
 import { maxHeaderSize } from 'node:http';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
-import { fastifyLogging, type Logger } from '../app/logger.js';
+import { fastifyLogging, type Logger } from '../kernel/logger.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 
 /** A capability that serves public content on the delivery listener. */

@@ -1,6 +1,6 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { registerGated } from './gate.js';
 import { registerCaseRoutes } from '../cases/routes.js';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import type { FilesRepo } from '../media/files-repo.js';
 import { ChannelService } from './channel-service.js';
 import { Outbox } from './outbox.js';

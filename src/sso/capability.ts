@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { dashboardService, type DashboardRouteRegistrar } from '../dashboard/capability.js';
 import { periodicPurge } from '../app/periodic-purge.js';
 import { SsoService } from './sso-service.js';

@@ -1,4 +1,4 @@
-import type { RouteRegistrar } from './build-api.js';
+import type { RouteRegistrar } from '../app/build-api.js';
 import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
 
 /**
