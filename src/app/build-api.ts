@@ -7,6 +7,7 @@ import type { Api } from '../http/types.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
 import { fastifyLogging, type Logger } from '../kernel/logger.js';
 import type { PublicUrls } from '../kernel/public-urls.js';
+import type { RouteRegistrar } from '../kernel/capability.js';
 import { exactBodyValidation } from '../http/validation.js';
 import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
@@ -16,9 +17,6 @@ import { LocalRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
 import { type IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
-
-/** A capability adds its /v1 routes through one of these. */
-export type RouteRegistrar = (v1: Api) => void | Promise<void>;
 
 export interface ApiOptions {
   logger: Logger;

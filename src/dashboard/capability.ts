@@ -1,6 +1,6 @@
 import type { AppContext } from '../app/context.js';
 import type { Capability } from '../kernel/capability.js';
-import type { RouteRegistrar } from '../app/build-api.js';
+import type { RouteRegistrar } from '../kernel/capability.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PublicUrls } from '../kernel/public-urls.js';
 import type { Api } from '../http/types.js';

@@ -1,5 +1,11 @@
-import type { RouteRegistrar } from '../app/build-api.js';
-import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
+import type { FastifyInstance } from 'fastify';
+import type { Api } from '../http/types.js';
+
+/** A capability adds its /v1 routes through one of these. */
+export type RouteRegistrar = (v1: Api) => void | Promise<void>;
+
+/** A capability that serves public content on the delivery listener. */
+export type DeliveryRegistrar = (cdn: FastifyInstance) => void | Promise<void>;
 
 /**
  * Reachability checks of the stores a capability needs, by the name /readyz shows them under
