@@ -1,7 +1,7 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Scope } from './scopes.js';
 import type { ActingMember } from './role-policy.js';
-import type { Actor } from '../audit/origin.js';
+import type { Actor } from '../tenancy/origin.js';
 
 /** What an authenticated request acts as; set once by the auth plugin. */
 export interface AuthContext {

@@ -6,7 +6,7 @@ import type { TokenLookup } from './token-lookup.js';
 import type { RateDecision, RateLimiter } from './rate-limiter.js';
 import type { Scope } from './scopes.js';
 import { ownOnRequest } from '../http/route-hooks.js';
-import { requestOrigin } from '../audit/origin.js';
+import { requestOrigin } from '../tenancy/origin.js';
 
 export interface AuthPluginOptions {
   tokens: TokenLookup;

@@ -15,7 +15,7 @@ import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecre
 import { scopesOfRole } from '../auth/role-policy.js';
 import { memorySignInLimiters, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
 import { passwordSignInRefusal } from '../sso/enforce.js';
-import type { RequestOrigin } from '../audit/origin.js';
+import type { RequestOrigin } from '../tenancy/origin.js';
 import type { AuditChange } from '../audit/record.js';
 
 

@@ -11,7 +11,7 @@ import { maxPasswordLength, minPasswordLength } from './passwords.js';
 import type { SessionRow } from './dashboard-store.js';
 import { dashboardTimings, type DashboardService } from './dashboard-service.js';
 import { registerPasswordLinkRoute } from './password-links.js';
-import { requestOrigin } from '../audit/origin.js';
+import { requestOrigin } from '../tenancy/origin.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

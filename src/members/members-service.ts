@@ -9,7 +9,7 @@ import { checkOwnerChange, type ActingMember } from '../auth/role-policy.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { audit } from '../audit/record.js';
-import type { Origin } from '../audit/origin.js';
+import type { Origin } from '../tenancy/origin.js';
 
 /** A role as a member carries it (SPEC.md §2.10) and as GET /orgs/{orgId}/roles lists it. */
 export interface Role {
