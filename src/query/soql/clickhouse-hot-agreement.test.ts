@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { parseClickHouseUrl } from '../../engine/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
 import { flattenPayload } from '../../engine/clickhouse/payload-paths.js';
 import { RowBinaryWriter } from '../../engine/clickhouse/row-binary.js';
