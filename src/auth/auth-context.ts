@@ -19,7 +19,7 @@ export interface AuthContext {
   member?: ActingMember;
   /**
    * Who the audit log names for the request's changes: the user behind a dashboard session
-   * token, else the token itself (src/audit/origin.ts).
+   * token, else the token itself (src/tenancy/origin.ts).
    */
   actor: Actor;
 }
