@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
 import { createLogger, type Logger, type LoggerSettings } from '../kernel/logger.js';
 import { systemClock } from '../shared/clock.js';
 import { loadSecretKey } from '../shared/secret-key.js';
