@@ -6,7 +6,7 @@ import { monitorCommands } from '../monitors/cli.js';
 import { auditCommands } from '../audit/cli.js';
 import { eventsCommands } from '../events/cli.js';
 import { listCommands } from './list-commands.js';
-import { opt, orgOption, str, type Command } from './command.js';
+import { opt, orgOption, str, type Command } from '../app/command.js';
 import { cliLogger } from '../kernel/cli-logger.js';
 import { PublicUrls } from '../kernel/public-urls.js';
 import type { AppContext } from '../app/context.js';
@@ -14,7 +14,7 @@ import { notFound } from '../errors/app-error.js';
 import { dashboardService } from '../dashboard/capability.js';
 import { AuditService } from '../audit/audit-service.js';
 
-export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
+export type { Command, CommandHelp, Flags, OptionSpec, Table } from '../app/command.js';
 
 const org = orgOption;
 

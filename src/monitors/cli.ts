@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import { opt, orgOption, str, type Command, type Flags } from '../cli/command.js';
+import { opt, orgOption, str, type Command, type Flags } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
