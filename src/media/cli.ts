@@ -1,4 +1,4 @@
-import type { Command } from '../cli/commands.js';
+import type { Command } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
 import { PublicUrls } from '../kernel/public-urls.js';
 import { cliLogger } from '../kernel/cli-logger.js';
