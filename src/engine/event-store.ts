@@ -4,6 +4,10 @@ import type { Tenant } from '../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 
+// The errors the engine's callers answer as storage_error. They are declared below the stores, in
+// src/errors, so the one error handler knows them without importing the engine.
+export { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../errors/store-errors.js';
+
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
  * events. Every method takes the Tenant first and applies it itself: callers cannot forget
@@ -316,17 +320,6 @@ export async function nameDatasets(tenant: Tenant, events: StoredEvent[], names:
 /** The filter that matches everything. */
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
 
-/**
- * A read the engine could not run within its resources (DuckDB's "Out of Memory Error": the
- * memory limit, or the spill directory full) even with the engine to itself: the read's own
- * size, not its neighbours'. Callers answer it as the caller's request being too big.
- */
-export class EventStoreResourceError extends Error {
-  constructor(cause: unknown) {
-    super('the read needs more memory than the event store may use for one read', { cause });
-    this.name = 'EventStoreResourceError';
-  }
-}
 
 /**
  * Thrown when another process holds the store (DuckDB allows one writing process). Declared
@@ -336,31 +329,5 @@ export class EventStoreLockedError extends Error {
   constructor(file: string, cause: unknown) {
     super(`the event store ${file} is in use by another process`, { cause });
     this.name = 'EventStoreLockedError';
-  }
-}
-
-/**
- * A read that would have to wait longer than its bound for the loader to reach the events
- * acknowledged before it (read-your-writes), or an append held back because the loader is far
- * behind. Answered as 503 storage_error with Retry-After: the data is safe, only late.
- */
-export class EventStoreBehindError extends Error {
-  constructor(
-    message: string,
-    readonly waitedMs: number,
-  ) {
-    super(message);
-    this.name = 'EventStoreBehindError';
-  }
-}
-
-/**
- * The engine cannot answer at all (its worker thread stopped). Answered as 503 storage_error:
- * acknowledged events are safe in the write-ahead log and load at the next start.
- */
-export class EventStoreUnavailableError extends Error {
-  constructor(message: string, cause?: unknown) {
-    super(message, { cause });
-    this.name = 'EventStoreUnavailableError';
   }
 }

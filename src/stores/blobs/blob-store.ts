@@ -3,6 +3,9 @@ import path from 'node:path';
 import { FsBlobStore } from './fs-blob-store.js';
 import { parseS3Url, type S3BlobStoreOptions } from './s3-url.js';
 
+// Declared below the stores, in src/errors, so the one error handler knows it without importing the blob store.
+export { BlobStoreUnavailableError } from '../../errors/store-errors.js';
+
 /** Inclusive byte positions, as in HTTP ranges. */
 export interface ByteRange {
   start: number;
@@ -61,21 +64,6 @@ export interface BlobStore {
   close?(): Promise<void> | void;
 }
 
-/**
- * The store could not do what was asked (down, timing out, refusing our credentials, no such
- * bucket). `message` is for operators (logs, /readyz) and names the store; `reason` is a short
- * phrase without addresses that may be shown to API clients.
- */
-export class BlobStoreUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'BlobStoreUnavailableError';
-  }
-}
 
 /** A blob store with no grace period to speak of would sweep writes in flight: a day by default. */
 export const defaultSweepGraceMs = 24 * 60 * 60 * 1000;
