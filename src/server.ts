@@ -29,7 +29,8 @@ import { openUsage } from './usage/capability.js';
 import { openHealth } from './health/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
-import { openRateLimiter, type RateLimiter } from './auth/rate-limiter.js';
+import type { RateLimiter } from './auth/rate-limiter.js';
+import { openRateLimiter } from './auth/open-rate-limiter.js';
 import type { Logger } from './kernel/logger.js';
 
 export interface RunningServer {

@@ -10,7 +10,8 @@ import { OrgService } from '../orgs/org-service.js';
 import { MembersService } from '../members/members-service.js';
 import { TokenService } from '../tokens/token-service.js';
 import { preparePrivateDataDir } from '../shared/private-data-dir.js';
-import { openBus, type Bus } from '../cluster/bus.js';
+import type { Bus } from '../cluster/bus.js';
+import { openBus } from '../cluster/open-bus.js';
 import type { Logger } from '../kernel/logger.js';
 import { cliLogger } from '../kernel/cli-logger.js';
 
