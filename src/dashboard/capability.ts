@@ -4,7 +4,7 @@ import type { RouteRegistrar } from '../kernel/capability.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PublicUrls } from '../kernel/public-urls.js';
 import type { Api } from '../http/types.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { DashboardService } from './dashboard-service.js';
 import { registerDashboardRoutes } from './routes.js';
 import { memorySignInLimiters, type SignInLimiters } from './sign-in-limiters.js';

@@ -10,7 +10,7 @@ import type { Dispatcher } from 'undici';
 import { DeliveryWorker, defaultTimings, type Send, type WorkerTimings } from './delivery-worker.js';
 import type { postOnce as PostOnce } from './send.js';
 import { registerNotificationRoutes } from './routes/index.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { iso } from '../shared/clock.js';
 
 /** How long a delivered or failed notification stays listable with its attempts. */

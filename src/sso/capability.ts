@@ -3,7 +3,7 @@ import type { Capability } from '../kernel/capability.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PublicUrls } from '../kernel/public-urls.js';
 import { dashboardService, type DashboardRouteRegistrar } from '../dashboard/capability.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { SsoService } from './sso-service.js';
 import { registerSsoConfigRoutes } from './routes/config-routes.js';
 import { registerSsoSignInRoutes } from './routes/sign-in-routes.js';

@@ -1,5 +1,5 @@
-import type { AppContext } from './context.js';
-import type { Logger } from '../kernel/logger.js';
+import type { AppContext } from '../app/context.js';
+import type { Logger } from './logger.js';
 
 /** At most this long between purges, whatever OPS_PURGE_INTERVAL_MS says (idempotency keys live 24 h, sessions idle out in 12 h). */
 const maxPurgeIntervalMs = 60 * 60 * 1000;
