@@ -1,5 +1,5 @@
 import { scopes as allScopes, type Scope } from './scopes.js';
-import { ownerRole, type SystemRole } from '../orgs/system-roles.js';
+import { ownerRole, type SystemRole } from './system-roles.js';
 import { forbidden } from '../errors/app-error.js';
 
 /**

@@ -4,7 +4,7 @@ import type { MetadataStore } from '../stores/metadata/database.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { ownerRole, systemRoles } from '../orgs/system-roles.js';
+import { ownerRole, systemRoles } from '../auth/system-roles.js';
 import { checkOwnerChange, type ActingMember } from '../auth/role-policy.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';

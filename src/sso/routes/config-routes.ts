@@ -4,7 +4,7 @@ import type { Api } from '../../http/types.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { forbidden } from '../../errors/app-error.js';
 import { Ok } from '../../http/schemas.js';
-import { ownerRole } from '../../orgs/system-roles.js';
+import { ownerRole } from '../../auth/system-roles.js';
 import { MembersService } from '../../members/members-service.js';
 import type { SsoService } from '../sso-service.js';
 import { DomainParams, OrgParams, PutSsoBody, SsoConfigSchema, SsoDomainSchema, SsoTestReportSchema } from './schemas.js';
