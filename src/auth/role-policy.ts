@@ -65,3 +65,8 @@ export function checkOwnerChange(member: ActingMember | undefined, change: { cur
     throw forbidden(`only an Owner can make a member Owner (${who}): ask an Owner to do it`);
   }
 }
+
+/** An organisation's routes (`/v1/orgs/{orgId}/…`) answer only a token of that organisation. */
+export function checkOrg(callerOrgId: string, pathOrgId: string): void {
+  if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
+}

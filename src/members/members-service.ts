@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { MetadataStore } from '../stores/metadata/database.js';
-import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
+import { badRequest, conflict, notFound } from '../errors/app-error.js';
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
 import { ownerRole, systemRoles } from '../auth/system-roles.js';
@@ -57,10 +57,6 @@ export class MembersService {
       (p) => this.listQuery(p('orgId'), p('limit')).where(keysetBefore('m.joined_at', 'm.user_id', [p('joinedAt'), p('userId')])),
       ['orgId', 'limit', 'joinedAt', 'userId'],
     );
-  }
-
-  static checkOrg(callerOrgId: string, pathOrgId: string): void {
-    if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
   }
 
   /**
