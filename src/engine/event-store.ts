@@ -1,8 +1,12 @@
 import type { TailPosition } from './tail-position.js';
 import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { parsedPayload, StoredEvent } from './event-record.js';
+import type { NewEvent, StoredEvent } from './event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
+
+// An event ready to store is declared with the stored event it becomes (event-record.ts), which
+// the write-ahead log's batches import without importing this interface.
+export type { NewEvent } from './event-record.js';
 
 // The errors the engine's callers answer as storage_error. They are declared below the stores, in
 // src/errors, so the one error handler knows them without importing the engine.
@@ -13,28 +17,6 @@ export { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableEr
  * events. Every method takes the Tenant first and applies it itself: callers cannot forget
  * it, and a compiled filter never names org_id, project_id or mode.
  */
-
-/** An event ready to store, already validated and normalised by ingest. */
-export interface NewEvent {
-  datasetId: string;
-  /** Lower-case UUID. Client-sent ids are de-duplicated per tenant (a retry is stored once). */
-  eventId: string;
-  /** True when the client sent event_id (only those are checked for duplicates). */
-  clientEventId: boolean;
-  /** epoch ms */
-  ts: number;
-  /** index into `severities` */
-  severity: number;
-  bytesRaw: number;
-  event: string;
-  actor: string | null;
-  source: string | null;
-  message: string;
-  /** JSON text of the payload object (`{}` when the event has none). */
-  payload: string;
-  /** The object `payload` was written from, when parsing the text gives it back (event-record.ts). */
-  [parsedPayload]?: Record<string, unknown>;
-}
 
 export interface AppendResult {
   /** Rows written. */
