@@ -38,6 +38,13 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    {
+      name: 'engine-backends',
+      comment: "the engine's DuckDB and ClickHouse back ends are reached through the engine's interface (open-event-store.ts), not imported from outside src/engine",
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/engine/|${testCode}` },
+      to: { path: '^src/engine/(duckdb|clickhouse)/' },
+    },
     ...layerRules,
   ],
   options: {

@@ -28,6 +28,23 @@ const testCode = '(\\.test\\.ts$|^src/test-support/|/test-[^/]+\\.ts$|-testing\\
  * are regular expressions over paths from the project root; `rule` is the rule they are let
  * off ('layers' or 'no-circular'), or 'folders' for the folder-level cycle check.
  */
-const exceptions = [];
+const exceptions = [
+  // The foundation's own routes, opsctl commands and capabilities are handed the AppContext,
+  // which src/app builds from the foundation's services (members, tokens, orgs, the audit log,
+  // idempotency keys). Each of those folders holds both a service below the context and an HTTP
+  // surface above it; until the two are in folders of their own, these hand-overs are let off.
+  { rule: 'folders', from: '^src/(audit|idempotency|members|tokens)/', to: '^src/app/(context|command)\\.ts$' },
+  // SOQL's ClickHouse compiler reads the ClickHouse engine's payload typing and literals. SOQL is
+  // moving to a folder of its own (src/soql) on another branch; these go with that move.
+  { rule: 'engine-backends', from: '^src/query/soql/', to: '^src/engine/clickhouse/(payload-paths|literal)\\.ts$' },
+  // SOQL's DuckDB and ClickHouse hot-column compilers import each other; untangled with SOQL's move.
+  { rule: 'no-circular', from: '^src/query/soql/clickhouse-hot\\.ts$', to: '^src/query/soql/duckdb\\.ts$' },
+  // The events capability's hot keys use SOQL's DuckDB compiler, which sits in src/query above
+  // it: with SOQL in src/soql below both, the folders no longer meet.
+  { rule: 'folders', from: '^src/events/hot-keys\\.ts$', to: '^src/query/soql/' },
+  // Loki's push decoders (the wire reader and the JSON and protobuf paths) share declarations
+  // both ways; the ingest code is moving to src/ingest on another branch, untangled there.
+  { rule: 'no-circular', from: '^src/shippers/loki/push-wire\\.ts$', to: '^src/shippers/loki/decode\\.ts$' },
+];
 
 module.exports = { layers, testCode, exceptions };
