@@ -137,7 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     opened(openAudit(ctx, log));
     const idempotency = opened(openIdempotency(ctx, log));
     const sso = opened(openSso(ctx, log, urls, options.sso));
-    opened(await openDashboard(ctx, log, urls, [sso.dashboardRoutes]));
+    opened(await openDashboard(ctx, log, urls, sso));
     // Last: /readyz requires the stores of every capability opened before it.
     opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));
 

@@ -2,16 +2,15 @@ import type { AppContext } from '../app/context.js';
 import type { Capability } from '../kernel/capability.js';
 import type { Logger } from '../kernel/logger.js';
 import type { PublicUrls } from '../kernel/public-urls.js';
-import { dashboardService, type DashboardRouteRegistrar } from '../dashboard/capability.js';
+import { dashboardService, type DashboardSso } from '../dashboard/capability.js';
 import { periodicPurge } from '../kernel/periodic-purge.js';
 import { SsoService } from './sso-service.js';
+import { passwordSignInRefusal } from './enforce.js';
 import { registerSsoConfigRoutes } from './routes/config-routes.js';
 import { registerSsoSignInRoutes } from './routes/sign-in-routes.js';
 
-export interface SsoCapability extends Capability {
+export interface SsoCapability extends Capability, DashboardSso {
   readonly service: SsoService;
-  /** The sign-in routes the dashboard registers inside its own plugin (its headers, its Origin check). */
-  readonly dashboardRoutes: DashboardRouteRegistrar;
   purge(): Promise<{ sign_ins: number }>;
 }
 
@@ -42,7 +41,9 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls, options:
     name: 'sso',
     service,
     routes: (v1) => registerSsoConfigRoutes(v1, service),
+    // The sign-in routes the dashboard registers inside its own plugin (its headers, its Origin check).
     dashboardRoutes: (app, dashboard, secure) => registerSsoSignInRoutes(app, dashboard, service, secure),
+    passwordSignInRefusal: (userId) => passwordSignInRefusal(ctx.metadata.db, userId),
     purge,
     start: job.start,
     stop: job.stop,
