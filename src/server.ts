@@ -12,7 +12,7 @@ import { openEvents, type EventsCapability } from './events/capability.js';
 import type { EventsRuntimeOptions } from './events/runtime.js';
 import { openQuery } from './query/capability.js';
 import { openTail, type TailCapability } from './tail/capability.js';
-import { openOtlp } from './otlp/capability.js';
+import { openOtlp } from './ingest/otlp/capability.js';
 import { openShippers } from './shippers/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';

@@ -1,17 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Api } from '../../http/types.js';
-import type { AppContext } from '../../app/context.js';
-import { requireAuth } from '../../auth/auth-plugin.js';
-import { AppError } from '../../errors/app-error.js';
-import { datasetNamePattern } from '../../events/dataset-service.js';
-import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../events/wire-body.js';
-import type { EventsRuntime } from '../../events/runtime.js';
+import type { Api } from '../../../http/types.js';
+import type { AppContext } from '../../../app/context.js';
+import { requireAuth } from '../../../auth/auth-plugin.js';
+import { AppError } from '../../../errors/app-error.js';
+import { datasetNamePattern } from '../../../events/dataset-service.js';
+import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../../events/wire-body.js';
+import type { EventsRuntime } from '../../../events/runtime.js';
 import { BadData, TooManyRecords, TooManyValues } from '../any-value.js';
 import { decodeJson, decodeProtobuf, type DecodedLogs } from '../decode.js';
 import { datasetHeader, exportLogs, type ExportResult } from '../export-logs.js';
 import { encodeProtobufResponse, encodeStatus } from '../proto.js';
-import { idempotencyOf } from '../../idempotency/index.js';
+import { idempotencyOf } from '../../../idempotency/index.js';
 
 const protobufType = 'application/x-protobuf';
 const jsonType = 'application/json';

@@ -1,6 +1,6 @@
-import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { EventsRuntime } from '../events/runtime.js';
+import type { AppContext } from '../../app/context.js';
+import type { Capability } from '../../app/capability.js';
+import type { EventsRuntime } from '../../events/runtime.js';
 import { registerOtlpLogsRoute } from './routes/logs.js';
 
 /** OTLP/HTTP logs ingest (DECISIONS §15): POST /v1/otlp/v1/logs, onto the events capability's write path. */

@@ -6,8 +6,8 @@ import { LoggerProvider, BatchLogRecordProcessor, type LogRecordExporter, type R
 import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { TailClient } from '../tail/test-client.js';
+import { startTestServer, type TestServer } from '../../test-support/test-server.js';
+import { TailClient } from '../../tail/test-client.js';
 
 interface Exported {
   code: number;

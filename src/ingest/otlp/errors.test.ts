@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { matchAll } from '../engine/event-store.js';
+import { startTestServer, type TestServer } from '../../test-support/test-server.js';
+import { matchAll } from '../../engine/event-store.js';
 import { anyValueOf, decodeResponse, decodeStatus, logsRequest, postLogs, toProtobuf, type JsonValue, type OtlpAnswer } from './test-requests.js';
 
 const one = (message: string) => logsRequest({ records: [{ body: { stringValue: message } }] });
