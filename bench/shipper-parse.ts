@@ -5,12 +5,12 @@
 // Elasticsearch bulk (parse + mapping + normaliseMapped + the answer's text). The server-side
 // figures are bench:ingest's; this isolates the part the shipper routes add (docs/benchmarks.md).
 import { parseNdjson, normaliseMapped, type IngestDefaults } from '../src/events/ingest-parse.js';
-import { decodeJsonPush, decodeProtobufPush } from '../src/shippers/loki/decode.js';
-import { toShippedEvents } from '../src/shippers/loki/mapping.js';
-import { parseBulk } from '../src/shippers/elastic/bulk-parse.js';
-import { toShippedEvent } from '../src/shippers/elastic/mapping.js';
-import { bulkAnswer } from '../src/shippers/elastic/answers.js';
-import type { ShippedEvent } from '../src/shippers/store-shipped.js';
+import { decodeJsonPush, decodeProtobufPush } from '../src/ingest/loki/decode.js';
+import { toShippedEvents } from '../src/ingest/loki/mapping.js';
+import { parseBulk } from '../src/ingest/elastic/bulk-parse.js';
+import { toShippedEvent } from '../src/ingest/elastic/mapping.js';
+import { bulkAnswer } from '../src/ingest/elastic/answers.js';
+import type { ShippedEvent } from '../src/ingest/core/insert.js';
 import type { NewEvent } from '../src/engine/event-store.js';
 import { encodeBatch } from '../src/engine/wal/event-batch.js';
 import { routeBodies } from './ingest-routes.js';

@@ -13,7 +13,7 @@ import type { EventsRuntimeOptions } from './events/runtime.js';
 import { openQuery } from './query/capability.js';
 import { openTail, type TailCapability } from './tail/capability.js';
 import { openOtlp } from './ingest/otlp/capability.js';
-import { openShippers } from './shippers/capability.js';
+import { openShippers } from './ingest/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';

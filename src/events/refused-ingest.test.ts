@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { matchAll } from '../engine/event-store.js';
 import type { TestTenant } from '../test-support/test-server.js';
 import type { IngestTarget } from './dataset-service.js';
-import { pushProto } from '../shippers/loki/push-proto.js';
+import { pushProto } from '../ingest/loki/push-proto.js';
 import { decodeResponse, logsRequest, postLogs, toProtobuf } from '../ingest/otlp/test-requests.js';
 
 /**

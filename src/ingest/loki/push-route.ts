@@ -7,7 +7,7 @@ import { AppError, badRequest } from '../../errors/app-error.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../events/wire-body.js';
 import { idempotencyOf } from '../../idempotency/index.js';
-import { storeShipped, type ItemFailure } from '../store-shipped.js';
+import { storeShipped, type ItemFailure } from '../core/insert.js';
 import { BadPush, decodeJsonPush, decodeProtobufPush, PushTooLarge, type LokiStream } from './decode.js';
 import { toShippedEvents } from './mapping.js';
 

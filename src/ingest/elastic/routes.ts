@@ -6,7 +6,7 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { decodeWith, rawBodyScope } from '../../events/wire-body.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { idempotencyOf } from '../../idempotency/index.js';
-import { storeShipped, type ShippedEvent } from '../store-shipped.js';
+import { storeShipped, type ShippedEvent } from '../core/insert.js';
 import { bulkAnswer, clusterInfo, elasticError, elasticErrorBody, elasticProductHeader } from './answers.js';
 import { BulkEmpty, BulkTooLarge, parseBulk } from './bulk-parse.js';
 import { toShippedEvent } from './mapping.js';

@@ -1,5 +1,5 @@
 import { ingestLimits, levelSeverity, plainPayload, type PlainPayload } from '../../events/ingest-parse.js';
-import { shippedEvent, type ShippedEvent } from '../store-shipped.js';
+import { shippedEvent, type ShippedEvent } from '../core/insert.js';
 import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 
 /** The stream labels that name the dataset, first found wins (DECISIONS §21); else `loki`. */

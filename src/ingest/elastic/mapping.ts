@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { isUuidAnyCase } from '../../shared/ids.js';
-import { shippedEvent, type ShippedEvent } from '../store-shipped.js';
+import { shippedEvent, type ShippedEvent } from '../core/insert.js';
 
 /**
  * `_id` → the event's client event_id, so a retried bulk is stored once (native ingest's
