@@ -7,7 +7,7 @@ import { severities } from '../engine/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { datasetNamePattern, type Dataset } from './dataset-service.js';
 import type { EventsRuntime } from './runtime.js';
-import { registerIngestRoute } from './ingest-route.js';
+import { registerIngestRoute } from '../ingest/native/route.js';
 import { answerInCommit } from '../idempotency/index.js';
 import { hotKeysOf, hotKeysView, type HotKeyEntry } from './hot-keys.js';
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import snappy from 'snappy';
-import { levelSeverity, normaliseMapped, parseNdjson, payloadLimits, type IngestDefaults, type ParsedIngest } from '../events/ingest-parse.js';
+import { levelSeverity, normaliseMapped, parseNdjson, payloadLimits, type IngestDefaults, type ParsedIngest } from './core/normalise.js';
 import { parsedPayload } from '../engine/event-record.js';
 import { toShippedEvents } from './loki/mapping.js';
 import { decodeJsonPush, decodeProtobufPush } from './loki/decode.js';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatLabels, LabelSyntaxError, parseLabels } from './loki/labels.js';
-import { levelSeverity, normaliseMapped, type MappedEvent } from '../events/ingest-parse.js';
+import { levelSeverity, normaliseMapped, type MappedEvent } from './core/normalise.js';
 import { severities } from '../engine/event-record.js';
 import { snappyLength } from './loki/decode.js';
 import { eventIdOf } from './elastic/mapping.js';

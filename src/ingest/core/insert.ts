@@ -2,9 +2,9 @@ import type { AppContext } from '../../app/context.js';
 import type { AuthContext } from '../../auth/auth-context.js';
 import { AppError } from '../../errors/app-error.js';
 import { datasetNamePattern, type IngestTarget } from '../../events/dataset-service.js';
-import { normaliseMapped, type MappedEvent, type PlainPayload } from '../../events/ingest-parse.js';
+import { normaliseMapped, type MappedEvent, type PlainPayload } from './normalise.js';
 import type { EventsRuntime } from '../../events/runtime.js';
-import { storeToTargets, type TargetOf } from '../../events/store-events.js';
+import { storeToTargets, type TargetOf } from './store-events.js';
 import { severities } from '../../engine/event-record.js';
 import type { NewEvent } from '../../engine/event-store.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorEnvelope } from '../../events/wire-body.js';
+import type { ErrorEnvelope } from '../core/wire-body.js';
 import type { BulkItem } from './bulk-parse.js';
 
 /** The Elasticsearch version GET / reports: clients that read it (Vector, Filebeat, Logstash) take the 8.x API. */

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { ingestLimits } from '../../events/ingest-parse.js';
+import { ingestLimits } from '../core/normalise.js';
 
 /** One action of a bulk body, with its document or why it cannot be stored. */
 export interface BulkItem {

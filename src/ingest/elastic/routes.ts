@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
-import { decodeWith, rawBodyScope } from '../../events/wire-body.js';
+import { decodeWith, rawBodyScope } from '../core/wire-body.js';
 import type { EventsRuntime } from '../../events/runtime.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { storeShipped, type ShippedEvent } from '../core/insert.js';

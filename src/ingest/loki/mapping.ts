@@ -1,4 +1,4 @@
-import { ingestLimits, levelSeverity, plainPayload, type PlainPayload } from '../../events/ingest-parse.js';
+import { ingestLimits, levelSeverity, plainPayload, type PlainPayload } from '../core/normalise.js';
 import { shippedEvent, type ShippedEvent } from '../core/insert.js';
 import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 

@@ -5,7 +5,7 @@ import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
 import type { EventsRuntime } from '../../events/runtime.js';
-import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../events/wire-body.js';
+import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../core/wire-body.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { storeShipped, type ItemFailure } from '../core/insert.js';
 import { BadPush, decodeJsonPush, decodeProtobufPush, PushTooLarge, type LokiStream } from './decode.js';

@@ -5,7 +5,7 @@ import type { AppContext } from '../../../app/context.js';
 import { requireAuth } from '../../../auth/auth-plugin.js';
 import { AppError } from '../../../errors/app-error.js';
 import { datasetNamePattern } from '../../../events/dataset-service.js';
-import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../../events/wire-body.js';
+import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../core/wire-body.js';
 import type { EventsRuntime } from '../../../events/runtime.js';
 import { BadData, TooManyRecords, TooManyValues } from '../any-value.js';
 import { decodeJson, decodeProtobuf, type DecodedLogs } from '../decode.js';

@@ -2,9 +2,9 @@ import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Api } from '../http/types.js';
-import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
-import { ingestLimits } from './ingest-parse.js';
+import type { Api } from '../../http/types.js';
+import { AppError, badRequest, tooLarge } from '../../errors/app-error.js';
+import { ingestLimits } from './normalise.js';
 
 /**
  * What the ingest routes share (native ingest; OTLP, src/otlp; the Loki push API,

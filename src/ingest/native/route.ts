@@ -1,15 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import type { Api } from '../http/types.js';
-import type { AppContext } from '../app/context.js';
-import { requireAuth } from '../auth/auth-plugin.js';
-import { badRequest } from '../errors/app-error.js';
-import { severities } from '../engine/event-record.js';
-import { datasetNamePattern } from './dataset-service.js';
-import { bodyFormat, parseJsonBody, parseNdjson } from './ingest-parse.js';
-import { contentEncodingHeader, rawBodyScope } from './wire-body.js';
-import { storeToTargets } from './store-events.js';
-import type { EventsRuntime } from './runtime.js';
-import { idempotencyOf } from '../idempotency/index.js';
+import type { Api } from '../../http/types.js';
+import type { AppContext } from '../../app/context.js';
+import { requireAuth } from '../../auth/auth-plugin.js';
+import { badRequest } from '../../errors/app-error.js';
+import { severities } from '../../engine/event-record.js';
+import { datasetNamePattern } from '../../events/dataset-service.js';
+import { bodyFormat, parseJsonBody, parseNdjson } from '../core/normalise.js';
+import { contentEncodingHeader, rawBodyScope } from '../core/wire-body.js';
+import { storeToTargets } from '../core/store-events.js';
+import type { EventsRuntime } from '../../events/runtime.js';
+import { idempotencyOf } from '../../idempotency/index.js';
 
 const IngestResult = Type.Object({
   ingested: Type.Integer(),

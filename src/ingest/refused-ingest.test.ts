@@ -6,9 +6,9 @@ import snappy from 'snappy';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { matchAll } from '../engine/event-store.js';
 import type { TestTenant } from '../test-support/test-server.js';
-import type { IngestTarget } from './dataset-service.js';
-import { pushProto } from '../ingest/loki/push-proto.js';
-import { decodeResponse, logsRequest, postLogs, toProtobuf } from '../ingest/otlp/test-requests.js';
+import type { IngestTarget } from '../events/dataset-service.js';
+import { pushProto } from './loki/push-proto.js';
+import { decodeResponse, logsRequest, postLogs, toProtobuf } from './otlp/test-requests.js';
 
 /**
  * A dataset is created by the write that stores its first event (docs/decisions.md, "Datasets

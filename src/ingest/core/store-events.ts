@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { AppContext } from '../app/context.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import { AppError, storageError } from '../errors/app-error.js';
-import type { AppendResult, NewEvent } from '../engine/event-store.js';
-import type { Database } from '../stores/metadata/schema.js';
-import type { IngestTarget, ResolvedTarget } from './dataset-service.js';
-import type { EventsRuntime } from './runtime.js';
+import type { AppContext } from '../../app/context.js';
+import type { AuthContext } from '../../auth/auth-context.js';
+import { AppError, storageError } from '../../errors/app-error.js';
+import type { AppendResult, NewEvent } from '../../engine/event-store.js';
+import type { Database } from '../../stores/metadata/schema.js';
+import type { IngestTarget, ResolvedTarget } from '../../events/dataset-service.js';
+import type { EventsRuntime } from '../../events/runtime.js';
 
 /** A name's target for a request's events; throws the name's refusal (409 for an archived dataset). */
 export type TargetOf = (name: string) => IngestTarget;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseIsoSlow, parseNdjson, parseTs } from './ingest-parse.js';
+import { parseIsoSlow, parseNdjson, parseTs } from './normalise.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
