@@ -4,7 +4,7 @@
 // parsing (the peer: work every ingested event costs anyway). BENCH_MONITORS changes the count.
 import { MatchEvaluator } from '../src/monitors/matcher.js';
 import type { MonitorsTable } from '../src/monitors/tables.js';
-import { parseNdjson } from '../src/ingest/core/normalise.js';
+import { parseNdjson } from '../src/ingest/native/ndjson.js';
 import { pino } from 'pino';
 
 const gameEvents = ['player_join', 'player_leave', 'match_start', 'round_end', 'kill', 'purchase', 'chat_message'];

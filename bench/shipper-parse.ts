@@ -4,7 +4,8 @@
 // Loki JSON and protobuf (decode + mapping + normaliseMapped, as storeShipped runs it), and the
 // Elasticsearch bulk (parse + mapping + normaliseMapped + the answer's text). The server-side
 // figures are bench:ingest's; this isolates the part the shipper routes add (docs/benchmarks.md).
-import { parseNdjson, normaliseMapped, type IngestDefaults } from '../src/ingest/core/normalise.js';
+import { parseNdjson } from '../src/ingest/native/ndjson.js';
+import { normaliseMapped, type IngestDefaults } from '../src/ingest/core/normalise.js';
 import { decodeJsonPush, decodeProtobufPush } from '../src/ingest/loki/decode.js';
 import { toShippedEvents } from '../src/ingest/loki/mapping.js';
 import { parseBulk } from '../src/ingest/elastic/bulk-parse.js';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
-import { ingestLimits } from './core/normalise.js';
+import { ingestLimits } from './core/limits.js';
 import { BulkTooLarge, parseBulk, type BulkItem } from './elastic/bulk-parse.js';
 import { BadPush, decodeJsonPush, nanosToMs, PushTooLarge } from './loki/decode.js';
 

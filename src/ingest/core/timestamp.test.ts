@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseIsoSlow, parseNdjson, parseTs } from './normalise.js';
+import { parseIsoSlow, parseTs } from './timestamp.js';
+import { parseNdjson } from '../native/ndjson.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

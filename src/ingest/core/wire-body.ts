@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
 import { AppError, badRequest, tooLarge } from '../../errors/app-error.js';
-import { ingestLimits } from './normalise.js';
+import { ingestLimits } from './limits.js';
 
 /**
  * What the ingest routes share (native ingest; OTLP, src/otlp; the Loki push API,

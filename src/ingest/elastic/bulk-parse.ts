@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { ingestLimits } from '../core/normalise.js';
+import { ingestLimits } from '../core/limits.js';
 
 /** One action of a bulk body, with its document or why it cannot be stored. */
 export interface BulkItem {

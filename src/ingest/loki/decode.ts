@@ -1,5 +1,5 @@
 import snappy from 'snappy';
-import { ingestLimits } from '../core/normalise.js';
+import { ingestLimits } from '../core/limits.js';
 import { LabelSyntaxError, parseLabels } from './labels.js';
 import { decodePushRequest, TooManyEntries, type DecodedEntry } from './push-proto.js';
 import { readPushRequest, type RawStream } from './push-wire.js';

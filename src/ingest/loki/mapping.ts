@@ -1,4 +1,6 @@
-import { ingestLimits, levelSeverity, plainPayload, type PlainPayload } from '../core/normalise.js';
+import { ingestLimits } from '../core/limits.js';
+import { levelSeverity } from '../core/severity.js';
+import { plainPayload, type PlainPayload } from '../core/normalise.js';
 import { shippedEvent, type ShippedEvent } from '../core/insert.js';
 import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 

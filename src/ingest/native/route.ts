@@ -5,7 +5,7 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { badRequest } from '../../errors/app-error.js';
 import { severities } from '../../engine/event-record.js';
 import { datasetNamePattern } from '../../events/dataset-service.js';
-import { bodyFormat, parseJsonBody, parseNdjson } from '../core/normalise.js';
+import { bodyFormat, parseJsonBody, parseNdjson } from './ndjson.js';
 import { contentEncodingHeader, rawBodyScope } from '../core/wire-body.js';
 import { storeToTargets } from '../core/store-events.js';
 import type { EventsRuntime } from '../../events/runtime.js';

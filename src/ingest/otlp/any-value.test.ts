@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { payloadShapeProblem } from '../core/normalise.js';
+import { payloadShapeProblem } from '../core/limits.js';
 import { anyValue, type Reading, type WireFormat } from './any-value.js';
 import { decodeJson, decodeProtobuf } from './decode.js';
 import { anyValueOf, AnyValueCodec, logsRequest, toProtobuf, type JsonValue } from './test-requests.js';

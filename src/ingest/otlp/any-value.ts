@@ -1,4 +1,4 @@
-import { ingestLimits, payloadLimits } from '../core/normalise.js';
+import { ingestLimits, payloadLimits } from '../core/limits.js';
 
 /**
  * OTLP values → JSON (docs/otlp.md, "AnyValue"). One reader serves both encodings: the objects

@@ -1,4 +1,4 @@
-import { ingestLimits } from '../core/normalise.js';
+import { ingestLimits } from '../core/limits.js';
 import { anyValue, BadData, hexId, int32, int64, keyValues, list, message, text, tooManyRecords, type Json, type Reading, type WireFormat } from './any-value.js';
 import { decodeProtobufRequest } from './proto.js';
 

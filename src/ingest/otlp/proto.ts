@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 // as published in @opentelemetry/otlp-transformer up to 0.214.0 (docs/dependencies.md says why).
 import generatedRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import { BadData, otlpLimits, tooManyRecords, TooManyRecords, TooManyValues } from './any-value.js';
-import { ingestLimits } from '../core/normalise.js';
+import { ingestLimits } from '../core/limits.js';
 
 interface Decoder {
   decode(reader: Uint8Array, length?: number): unknown;
