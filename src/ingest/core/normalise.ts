@@ -61,8 +61,8 @@ function anyKey(o: object): boolean {
 }
 
 /**
- * What a shipper route knows of an event besides its JSON object (DECISIONS §21): each is used
- * only where the object says nothing, so the same object stores the same row on every route.
+ * What a protocol knows of an event besides its JSON object (DECISIONS §21): each is used only
+ * where the object says nothing, so the same object stores the same row on every route.
  */
 export interface EventContext {
   /** The ts when the object has none (a Loki entry's timestamp), epoch ms. */
@@ -228,40 +228,18 @@ export function fail(failures: IngestFailure[], index: number, error: unknown): 
 }
 
 /**
- * Events another wire format has already parsed and mapped to event objects (OTLP, src/otlp;
- * the shipper routes, src/shippers): each validated and normalised as an element of a JSON array
- * is, failing alone by its index. `sizes`, when given, are the events' sizes as sent (a log
- * line, a bulk document): `bytes_raw`, and what the 256 KB bound measures, without serialising
- * each event again; without them the mapped event's JSON is measured.
- */
-export function normaliseEvents(items: readonly unknown[], d: IngestDefaults, sizes?: readonly number[]): ParsedIngest {
-  const events: NewEvent[] = [];
-  const failures: IngestFailure[] = [];
-  items.forEach((item, index) => {
-    const size = sizes?.[index] ?? -1;
-    if (size > ingestLimits.eventBytes) {
-      failures.push(tooLargeFailure(index));
-      return;
-    }
-    try {
-      events.push(normalise(item, size, d));
-    } catch (error) {
-      fail(failures, index, error);
-    }
-  });
-  return { events, failures };
-}
-
-/**
- * A log line or document a shipper route has read (src/shippers), for normaliseMapped: its JSON
- * object with what the route knows besides (EventContext), or a line that is not a JSON object.
+ * A log line, record or document a protocol has read, for normaliseMapped: its JSON object with
+ * what the protocol knows besides (EventContext), or a line that is not a JSON object.
  */
 export interface MappedEvent extends EventContext {
   /** The line's or document's JSON object; undefined for a line that is not one. */
   object: Record<string, unknown> | undefined;
   /** A line that is not a JSON object: the event's message (else undefined). */
   line: string | undefined;
-  /** Its size as sent (the line, the document), in bytes: bytes_raw, and what the 256 KB bound measures. */
+  /**
+   * Its size as sent (the line, the document), in bytes: bytes_raw, and what the 256 KB bound
+   * measures; -1 to measure the object's JSON instead (an OTLP record, whose wire form is not JSON).
+   */
   bytes: number;
   /**
    * The payload of a line that is not a JSON object, `{labels}` or `{}`, with its JSON: a Loki
@@ -283,10 +261,10 @@ export function plainPayload(labels: Record<string, string> | undefined): PlainP
 }
 
 /**
- * The shipper routes' items, each failing alone by its index: a JSON object is normalised as
- * native ingest normalises an event (normalise, with the item's context); a line that is not
- * one is the message, with the context's ts, severity and labels. Held to native ingest by
- * property tests (src/shippers/mapped.test.ts).
+ * The items of the shared insert path (insert.ts), each failing alone by its index: a JSON
+ * object is normalised as native ingest normalises an event (normalise, with the item's
+ * context); a line that is not one is the message, with the context's ts, severity and labels.
+ * Held to native ingest by property tests (src/ingest/mapped.test.ts).
  */
 export function normaliseMapped(items: readonly MappedEvent[], d: IngestDefaults): ParsedIngest {
   const events: NewEvent[] = [];

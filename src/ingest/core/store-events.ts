@@ -18,8 +18,8 @@ export type TargetOf = (name: string) => IngestTarget;
 export type BuildEvents<B extends { events: NewEvent[] }> = (target: TargetOf) => B;
 
 /**
- * The write path of a request that names its datasets (native ingest, the shipper routes, OTLP,
- * log entries): resolves each name without creating anything, builds the events, and stores them
+ * The write path of a request that names its datasets (every ingest protocol through insert.ts,
+ * and log entries): resolves each name without creating anything, builds the events, and stores them
  * with storeEvents. A dataset that does not exist yet is created only by the write that stores
  * its first event, in the transaction that charges `events_month` for them: a request refused
  * whole (400, 402, 413…) or whose every event fails alone leaves no dataset, no audit entry and

@@ -7,8 +7,8 @@ import { AppError, badRequest, tooLarge } from '../../errors/app-error.js';
 import { ingestLimits } from './limits.js';
 
 /**
- * What the ingest routes share (native ingest; OTLP, src/otlp; the Loki push API,
- * src/shippers/loki; Elasticsearch's bulk API, src/shippers/elastic): their scope reads the raw
+ * What the HTTP ingest routes share (native ingest, ../native; OTLP, ../otlp; the Loki push API,
+ * ../loki; Elasticsearch's bulk API, ../elastic): their scope reads the raw
  * body itself (gzip, the 10 MB limit after decompression), the handler picks the
  * decoder by the media type and turns the decoder's errors into ours (bad data 400, over a limit
  * 413 with native ingest's limit), and an onSend hook gives error answers the protocol's shape.

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { isUuidAnyCase } from '../../shared/ids.js';
-import { shippedEvent, type ShippedEvent } from '../core/insert.js';
+import { ingestItem, type IngestItem } from '../core/insert.js';
 
 /**
  * `_id` → the event's client event_id, so a retried bulk is stored once (native ingest's
@@ -22,6 +22,6 @@ export function eventIdOf(index: string, id: string): string {
  * as native ingest maps an NDJSON line (normaliseMapped: `@timestamp`, `log.level`, `msg`… are
  * among its aliases), with `_id` as its client event id where it has no `event_id`.
  */
-export function toShippedEvent(index: string, id: string | undefined, document: Record<string, unknown>, bytes: number): ShippedEvent {
-  return shippedEvent(index, document, undefined, undefined, undefined, id === undefined ? undefined : eventIdOf(index, id), undefined, bytes, undefined);
+export function toShippedEvent(index: string, id: string | undefined, document: Record<string, unknown>, bytes: number): IngestItem {
+  return ingestItem(index, document, undefined, undefined, undefined, id === undefined ? undefined : eventIdOf(index, id), undefined, bytes, undefined);
 }

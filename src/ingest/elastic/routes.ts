@@ -1,12 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
-import type { AppContext } from '../../app/context.js';
-import { requireAuth } from '../../auth/auth-plugin.js';
 import { decodeWith, rawBodyScope } from '../core/wire-body.js';
-import type { EventsRuntime } from '../../events/runtime.js';
-import { idempotencyOf } from '../../idempotency/index.js';
-import { storeShipped, type ShippedEvent } from '../core/insert.js';
+import { insertRequest, type IngestItem, type Inserter } from '../core/insert.js';
 import { bulkAnswer, clusterInfo, elasticError, elasticErrorBody, elasticProductHeader } from './answers.js';
 import { BulkEmpty, BulkTooLarge, parseBulk } from './bulk-parse.js';
 import { toShippedEvent } from './mapping.js';
@@ -60,7 +56,7 @@ function registerStartupCalls(scope: Api): void {
  * `{base_url}/elastic`. In its own scope: the raw body reader (gzip, the 10 MB limit after
  * decompression), `X-Elastic-Product` and Elasticsearch-shaped errors apply here only.
  */
-export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+export async function registerElasticRoutes(v1: Api, inserter: Inserter): Promise<void> {
   await v1.register(async (scope: Api) => {
     rawBodyScope(scope, '*', elasticErrorBody);
     scope.addHook('onSend', elasticProductHeader);
@@ -103,12 +99,12 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
       },
     };
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-      const auth = requireAuth(request);
+      const by = insertRequest(request);
       const started = performance.now();
       const urlIndex = (request.params as { index?: string }).index;
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const items = decodeWith(() => parseBulk(body, urlIndex), { bad: [BulkEmpty], over: [BulkTooLarge] });
-      const shipped: ShippedEvent[] = [];
+      const shipped: IngestItem[] = [];
       const positions: number[] = [];
       items.forEach((item, i) => {
         if (item.error || !item.document) return;
@@ -117,11 +113,7 @@ export async function registerElasticRoutes(v1: Api, ctx: AppContext, events: Ev
         item.document = undefined;
         positions.push(i);
       });
-      const keyed = idempotencyOf(request);
-      const result = await storeShipped(ctx, events, auth, shipped, {
-        onAppendError: (error) => request.log.error({ err: error }, 'event append failed'),
-        deriveEventIds: keyed ? (stored) => keyed.deriveEventIds(stored) : undefined,
-      });
+      const result = await inserter.insertItems(by, shipped);
       for (const failure of result.failures) {
         const type = failure.code === 'conflict' ? 'index_closed_exception' : failure.message.includes('dataset name') ? 'invalid_index_name_exception' : 'document_parsing_exception';
         items[positions[failure.index]!]!.error = { status: failure.status, type, reason: failure.message };

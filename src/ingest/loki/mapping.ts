@@ -1,7 +1,7 @@
 import { ingestLimits } from '../core/limits.js';
 import { levelSeverity } from '../core/severity.js';
 import { plainPayload, type PlainPayload } from '../core/normalise.js';
-import { shippedEvent, type ShippedEvent } from '../core/insert.js';
+import { ingestItem, type IngestItem } from '../core/insert.js';
 import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
 
 /** The stream labels that name the dataset, first found wins (DECISIONS §21); else `loki`. */
@@ -81,7 +81,7 @@ function anyKey(labels: Record<string, string>): boolean {
  * structured metadata; any other line is the message as it is. A line past the 256 KB bound is
  * not parsed (normaliseMapped refuses it by its size).
  */
-export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): ShippedEvent {
+export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): IngestItem {
   let labels = stream.labels;
   let severity = stream.severity;
   let plain: PlainPayload | undefined = stream.plain;
@@ -96,13 +96,13 @@ export function toShippedEvent(stream: StreamMapping, entry: LokiEntry): Shipped
   }
   const bytes = Buffer.byteLength(entry.line);
   const parsed = bytes > ingestLimits.eventBytes ? undefined : jsonObject(entry.line);
-  if (parsed) return shippedEvent(stream.dataset, parsed, undefined, entry.ts, severity, undefined, labels, bytes, undefined);
-  return shippedEvent(stream.dataset, undefined, entry.line, entry.ts, severity, undefined, labels, bytes, plain);
+  if (parsed) return ingestItem(stream.dataset, parsed, undefined, entry.ts, severity, undefined, labels, bytes, undefined);
+  return ingestItem(stream.dataset, undefined, entry.line, entry.ts, severity, undefined, labels, bytes, plain);
 }
 
 /** Every entry of the request, in body order (so Idempotency-Key's derived ids repeat on a retry). */
-export function toShippedEvents(streams: readonly LokiStream[]): ShippedEvent[] {
-  const out: ShippedEvent[] = [];
+export function toShippedEvents(streams: readonly LokiStream[]): IngestItem[] {
+  const out: IngestItem[] = [];
   for (const stream of streams) {
     const mapping = streamMapping(stream.labels);
     for (const entry of stream.entries) out.push(toShippedEvent(mapping, entry));

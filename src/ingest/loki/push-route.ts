@@ -1,13 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../http/types.js';
-import type { AppContext } from '../../app/context.js';
-import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
-import type { EventsRuntime } from '../../events/runtime.js';
 import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../core/wire-body.js';
-import { idempotencyOf } from '../../idempotency/index.js';
-import { storeShipped, type ItemFailure } from '../core/insert.js';
+import { insertRequest, type Inserter, type ItemFailure } from '../core/insert.js';
 import { BadPush, decodeJsonPush, decodeProtobufPush, PushTooLarge, type LokiStream } from './decode.js';
 import { toShippedEvents } from './mapping.js';
 
@@ -45,7 +41,7 @@ function describe(failures: ItemFailure[], total: number): string {
  * `{base_url}/loki/api/v1/push` (or its host setting `{base_url}/loki`). In its own scope: the
  * raw body reader (gzip, the 10 MB limit after decompression) and plain-text errors apply here only.
  */
-export async function registerLokiPushRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+export async function registerLokiPushRoute(v1: Api, inserter: Inserter): Promise<void> {
   await v1.register(async (scope: Api) => {
     rawBodyScope(scope, '*', plainTextError);
     scope.post(
@@ -87,14 +83,10 @@ export async function registerLokiPushRoute(v1: Api, ctx: AppContext, events: Ev
         },
       },
       async (request, reply) => {
-        const auth = requireAuth(request);
+        const by = insertRequest(request);
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const items = toShippedEvents(decode(request, body));
-        const keyed = idempotencyOf(request);
-        const result = await storeShipped(ctx, events, auth, items, {
-          onAppendError: (error) => request.log.error({ err: error }, 'event append failed'),
-          deriveEventIds: keyed ? (stored) => keyed.deriveEventIds(stored) : undefined,
-        });
+        const result = await inserter.insertItems(by, items);
         if (result.failures.length) throw badRequest(describe(result.failures, items.length));
         // An empty string rather than nothing: Idempotency-Key remembers an answer it has the bytes of.
         return reply.code(204).send('');

@@ -1,15 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from '../../http/types.js';
-import type { AppContext } from '../../app/context.js';
-import { requireAuth } from '../../auth/auth-plugin.js';
 import { badRequest } from '../../errors/app-error.js';
-import { severities } from '../../engine/event-record.js';
 import { datasetNamePattern } from '../../events/dataset-service.js';
 import { bodyFormat, parseJsonBody, parseNdjson } from './ndjson.js';
 import { contentEncodingHeader, rawBodyScope } from '../core/wire-body.js';
-import { storeToTargets } from '../core/store-events.js';
-import type { EventsRuntime } from '../../events/runtime.js';
-import { idempotencyOf } from '../../idempotency/index.js';
+import { insertRequest, type Inserter } from '../core/insert.js';
 
 const IngestResult = Type.Object({
   ingested: Type.Integer(),
@@ -45,7 +40,7 @@ const IngestEvent = Type.Object(
 );
 
 /** POST /datasets/{name}/ingest (DECISIONS §9), in its own scope for its raw body parser. */
-export async function registerIngestRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+export async function registerIngestRoute(v1: Api, inserter: Inserter): Promise<void> {
   await v1.register(async (scope: Api) => {
     rawBodyScope(scope, '*');
     scope.post(
@@ -78,36 +73,18 @@ export async function registerIngestRoute(v1: Api, ctx: AppContext, events: Even
         },
       },
       async (request) => {
-        const auth = requireAuth(request);
+        const by = insertRequest(request);
         const format = bodyFormat(request.headers['content-type']);
         const body = request.body;
         if (!Buffer.isBuffer(body) || body.length === 0) throw badRequest('the request body holds no events');
-        const now = ctx.clock.now();
-        const keyed = idempotencyOf(request);
+        const name = request.params.name;
         // The dataset is created (if new) only with the first event stored: a body refused here
         // (not JSON, too many events, past the quota) leaves none behind.
-        const parsed = await storeToTargets(
-          ctx,
-          events,
-          auth,
-          [request.params.name],
-          (targetOf) => {
-            const target = targetOf(request.params.name);
-            const defaults = {
-              datasetId: target.dataset.id,
-              defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
-              now,
-              overflowFrom: target.overflowFrom,
-            };
-            const result = format === 'ndjson' ? parseNdjson(body, defaults) : parseJsonBody(body, defaults);
-            // With Idempotency-Key, a retry's events get the ids of the first run's: stored once.
-            keyed?.deriveEventIds(result.events);
-            return result;
-          },
-          (error) => request.log.error({ err: error }, 'event append failed'),
-        );
-        const count = parsed.events.length;
-        return { ingested: count, failed: parsed.failures.length, failures: parsed.failures };
+        const parsed = await inserter.insertEvents(by, [name], (defaults) => {
+          const d = defaults(name);
+          return format === 'ndjson' ? parseNdjson(body, d) : parseJsonBody(body, d);
+        });
+        return { ingested: parsed.events.length, failed: parsed.failures.length, failures: parsed.failures };
       },
     );
   });

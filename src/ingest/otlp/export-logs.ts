@@ -1,12 +1,6 @@
-import type { AppContext } from '../../app/context.js';
-import type { AuthContext } from '../../auth/auth-context.js';
-import { AppError, badRequest } from '../../errors/app-error.js';
-import { datasetNamePattern, type IngestTarget } from '../../events/dataset-service.js';
-import { normaliseEvents } from '../core/normalise.js';
-import type { EventsRuntime } from '../../events/runtime.js';
-import { storeToTargets, type TargetOf } from '../core/store-events.js';
-import { severities } from '../../engine/event-record.js';
-import type { NewEvent } from '../../engine/event-store.js';
+import { badRequest } from '../../errors/app-error.js';
+import { datasetNamePattern } from '../../events/dataset-service.js';
+import { ingestItem, type IngestItem, type Inserter, type InsertRequest } from '../core/insert.js';
 import type { DecodedLogs, DecodedRecord } from './decode.js';
 import { intendedDataset, resourceSource, toEvent } from './mapping.js';
 
@@ -36,25 +30,18 @@ export function datasetHeader(value: string | string[] | undefined): string | un
 }
 
 /**
- * Stores a decoded request's records through native ingest's write path (DECISIONS §15): each
- * resource's records go to X-Ops-Dataset, else its service.name, else `otel`, resolved like the
- * dataset of a native ingest (created with its first stored record, the plan's cap, overflow into `default`);
- * each record is mapped (mapping.ts), then validated and normalised by native ingest, failing
- * alone; what passes is charged to events_month and appended durably in one batch, then live
- * tail is woken. Answers once the batch is durable.
+ * Stores a decoded request's records through the shared insert path (DECISIONS §15;
+ * core/insert.ts): each resource's records go to X-Ops-Dataset, else its service.name, else
+ * `otel`, resolved like the dataset of a native ingest (created with its first stored record, the
+ * plan's cap, overflow into `default`); each record is mapped (mapping.ts) to an event object,
+ * then held to the limits and normalised as a native event is, failing alone; what passes is
+ * charged to events_month and appended durably in one batch, then live tail is woken. Answers
+ * once the batch is durable.
  */
-export async function exportLogs(
-  ctx: AppContext,
-  events: EventsRuntime,
-  auth: AuthContext,
-  decoded: DecodedLogs,
-  header: string | undefined,
-  onAppendError: (error: unknown) => void,
-  /** With Idempotency-Key: gives the events the ids of a first run's (idempotencyOf(request)). */
-  deriveEventIds?: (events: NewEvent[]) => void,
-): Promise<ExportResult> {
+export async function exportLogs(inserter: Inserter, by: InsertRequest, decoded: DecodedLogs, header: string | undefined): Promise<ExportResult> {
   const rejections: Rejection[] = [];
-  const byDataset = new Map<string, { items: unknown[]; paths: string[] }>();
+  const items: IngestItem[] = [];
+  const paths: string[] = [];
   for (const resource of decoded.resources) {
     const name = intendedDataset(resource, header);
     const source = resourceSource(resource);
@@ -64,64 +51,18 @@ export async function exportLogs(
       reject(rejections, records.map((r) => r.record), `service.name "${name}" is not a dataset name (${datasetNamePattern}); send X-Ops-Dataset or use such a service.name`);
       continue;
     }
-    const group = byDataset.get(name) ?? { items: [], paths: [] };
-    byDataset.set(name, group);
     for (const { scope, record } of records) {
-      group.items.push(toEvent(resource, scope, record, source));
-      group.paths.push(record.path);
+      // Its size is measured on the mapped object (-1): the record's bytes on the wire are not JSON's.
+      items.push(ingestItem(name, toEvent(resource, scope, record, source), undefined, undefined, undefined, undefined, undefined, -1, undefined));
+      paths.push(record.path);
     }
   }
 
-  const now = ctx.clock.now();
-  // A new dataset is created with its first stored record: a request refused whole creates none.
-  const built = await storeToTargets(
-    ctx,
-    events,
-    auth,
-    byDataset.keys(),
-    (targetOf) => buildEvents(byDataset, rejections.slice(), targetOf, header, now, deriveEventIds),
-    onAppendError,
-  );
-  return { accepted: built.events.length, rejected: built.rejections.length, errorMessage: describe(built.rejections, decoded.records) };
-}
-
-/**
- * The request's events for its datasets' targets, with the rejected records (those found before
- * in `rejections`); built again when a target moved before the first record was stored.
- */
-function buildEvents(
-  byDataset: ReadonlyMap<string, { items: unknown[]; paths: string[] }>,
-  rejections: Rejection[],
-  targetOf: TargetOf,
-  header: string | undefined,
-  now: number,
-  deriveEventIds: ((events: NewEvent[]) => void) | undefined,
-): { events: NewEvent[]; rejections: Rejection[] } {
-  const stored: NewEvent[] = [];
-  for (const [name, group] of byDataset) {
-    let target: IngestTarget;
-    try {
-      target = targetOf(name);
-    } catch (error) {
-      // Named by a resource, an archived dataset refuses that resource's records only; named by
-      // the header, it refuses the request (409), as native ingest does.
-      if (header !== undefined || !(error instanceof AppError) || error.code !== 'conflict') throw error;
-      reject(rejections, group.paths.map((path) => ({ path })), error.message);
-      continue;
-    }
-    const parsed = normaliseEvents(group.items, {
-      datasetId: target.dataset.id,
-      defaultSeverity: Math.max(0, severities.indexOf((target.dataset.default_severity ?? 'info') as (typeof severities)[number])),
-      now,
-      overflowFrom: target.overflowFrom,
-    });
-    stored.push(...parsed.events);
-    for (const failure of parsed.failures) rejections.push({ path: group.paths[failure.index]!, message: failure.error.message });
-  }
-
-  // The events' order depends on the body alone, so a retry derives the same ids: stored once.
-  deriveEventIds?.(stored);
-  return { events: stored, rejections };
+  // Named by a resource, an archived dataset refuses that resource's records only; named by the
+  // header, it refuses the request (409), as native ingest does.
+  const inserted = await inserter.insertItems(by, items, { archivedRefusesRequest: header !== undefined });
+  for (const failure of inserted.failures) rejections.push({ path: paths[failure.index]!, message: failure.message });
+  return { accepted: inserted.accepted, rejected: rejections.length, errorMessage: describe(rejections, decoded.records) };
 }
 
 function reject(rejections: Rejection[], records: ReadonlyArray<Pick<DecodedRecord, 'path'>>, message: string): void {

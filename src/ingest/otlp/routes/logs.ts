@@ -1,17 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api } from '../../../http/types.js';
-import type { AppContext } from '../../../app/context.js';
-import { requireAuth } from '../../../auth/auth-plugin.js';
 import { AppError } from '../../../errors/app-error.js';
 import { datasetNamePattern } from '../../../events/dataset-service.js';
 import { contentEncodingHeader, decodeWith, mediaType, rawBodyScope, type ErrorEnvelope } from '../../core/wire-body.js';
-import type { EventsRuntime } from '../../../events/runtime.js';
 import { BadData, TooManyRecords, TooManyValues } from '../any-value.js';
 import { decodeJson, decodeProtobuf, type DecodedLogs } from '../decode.js';
 import { datasetHeader, exportLogs, type ExportResult } from '../export-logs.js';
 import { encodeProtobufResponse, encodeStatus } from '../proto.js';
-import { idempotencyOf } from '../../../idempotency/index.js';
+import { insertRequest, type Inserter } from '../../core/insert.js';
 
 const protobufType = 'application/x-protobuf';
 const jsonType = 'application/json';
@@ -109,7 +106,7 @@ function answer(request: FastifyRequest, reply: FastifyReply, result: ExportResu
  * works as it is. In its own scope: the two body parsers (native ingest's reader: gzip, the 10 MB
  * limit after decompression) and the protobuf error bodies apply to this route only.
  */
-export async function registerOtlpLogsRoute(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
+export async function registerOtlpLogsRoute(v1: Api, inserter: Inserter): Promise<void> {
   await v1.register(async (scope: Api) => {
     rawBodyScope(scope, [protobufType, jsonType], protobufError);
     scope.post(
@@ -152,21 +149,12 @@ export async function registerOtlpLogsRoute(v1: Api, ctx: AppContext, events: Ev
         },
       },
       async (request, reply) => {
-        const auth = requireAuth(request);
+        const by = insertRequest(request);
         const header = datasetHeader(request.headers['x-ops-dataset']);
         // No Content-Type and no body: no parser ran.
         if (!Buffer.isBuffer(request.body)) throw new AppError('unsupported_type', `send the request as ${protobufType} or ${jsonType}`);
         const decoded = decode(request, request.body);
-        const keyed = idempotencyOf(request);
-        const result = await exportLogs(
-          ctx,
-          events,
-          auth,
-          decoded,
-          header,
-          (error) => request.log.error({ err: error }, 'event append failed'),
-          keyed ? (stored) => keyed.deriveEventIds(stored) : undefined,
-        );
+        const result = await exportLogs(inserter, by, decoded, header);
         return answer(request, reply, result);
       },
     );
