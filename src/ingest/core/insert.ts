@@ -117,7 +117,7 @@ export class Inserter {
    * that does not exist yet is created with its first stored event: a request refused whole
    * (400, 402, 413…), or whose every event fails, creates none.
    */
-  async insertEvents<B extends { events: NewEvent[] }>(by: InsertRequest, names: Iterable<string>, build: (defaults: DefaultsOf) => B): Promise<B> {
+  insertEvents<B extends { events: NewEvent[] }>(by: InsertRequest, names: Iterable<string>, build: (defaults: DefaultsOf) => B): Promise<B> {
     const now = this.ctx.clock.now();
     return storeToTargets(
       this.ctx,
