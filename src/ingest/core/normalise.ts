@@ -216,11 +216,13 @@ const loneSurrogateEscape = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi;
  */
 export const withoutLoneSurrogates = (json: string): string => (json.includes('\\ud') ? json.replace(loneSurrogateEscape, '$1\\ufffd') : json);
 
+/** The failure of an event past 256 KB, by its index. */
 export const tooLargeFailure = (index: number): IngestFailure => ({
   index,
   error: { code: 'too_large', message: `an event may be at most ${ingestLimits.eventBytes} bytes` },
 });
 
+/** Records normalise's refusal of the event at `index` as its failure; anything else is thrown on. */
 export function fail(failures: IngestFailure[], index: number, error: unknown): void {
   if (error instanceof EventError) failures.push({ index, error: { code: 'bad_request', message: error.message } });
   else if (error instanceof EventTooLarge) failures.push(tooLargeFailure(index));
