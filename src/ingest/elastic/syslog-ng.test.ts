@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { distinctMessages, query, severityCounts } from './test-queries.js';
-import { needs } from '../test-support/ci.js';
+import { startTestServer, type TestServer } from '../../test-support/test-server.js';
+import { distinctMessages, query, severityCounts } from '../test-queries.js';
+import { needs } from '../../test-support/ci.js';
 
 const syslogNg = '/usr/sbin/syslog-ng';
 const lines = 10_000;
