@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import snappy from 'snappy';
-import { PushRequest } from '../src/shippers/loki/push-proto.js';
+import { PushRequest } from '../src/ingest/loki/push-proto.js';
 import { fmt, median } from './support.js';
 
 export interface Route {
