@@ -1,4 +1,4 @@
-// npm run bench:match — in-process CPU of match monitors per event (issue #27): bench:monitors'
+// npm run bench:match — in-process CPU of match monitors per event: bench:monitors'
 // 100 monitors and realistic events, the matcher itself (MatchEvaluator.matchAppended, warm
 // cache) over 1,000-event batches made by ingest's parser, beside the same run's cost of that
 // parsing (the peer: work every ingested event costs anyway). BENCH_MONITORS changes the count.

@@ -22,7 +22,7 @@ describe('Prometheus label syntax (Loki stream labels)', () => {
         const text = `${space}{${space}${pairs.join(`${space},${space}`)}${space}}${space}`;
         assert.deepEqual(parseLabels(text), labels);
       }),
-      // Found in session 19: a value holding the separator ", " (the test once built the text by replacing it).
+      // A value holding the separator ", " (the text is built directly, not by replacing it).
       { examples: [[{ _: ', ' }, '']] },
     );
   });
