@@ -21,7 +21,7 @@ import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { eventColumns, tenantWhere } from '../src/engine/duckdb/duckdb-sql.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, compileStats, parseSoql, planStats, statsRowLimit } from '../src/query/soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, compileStats, parseSoql, planStats, statsRowLimit } from '../src/soql/index.js';
 import { statsSelect } from '../src/engine/event-store.js';
 import { maxGroups, pageSize } from '../src/query/query-service.js';
 import { ClickHouseEngine } from '../src/engine/clickhouse/clickhouse-engine.js';

@@ -15,8 +15,8 @@ import type { EventStore } from '../engine/event-store.js';
 import type { HotLayout } from '../engine/hot-columns.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { HotKeyChooser } from './hot-key-chooser.js';
-import { printSoql, type Expr } from '../query/soql/index.js';
-import { narrow, queryArb } from '../query/soql/testkit.test.js';
+import { printSoql, type Expr } from '../soql/index.js';
+import { narrow, queryArb } from '../soql/testkit.test.js';
 import { createLogger } from '../app/logger.js';
 
 const tick = '200';

@@ -38,7 +38,7 @@ import {
   readsClock,
   type GroupValue,
   type SoqlQuery,
-} from './soql/index.js';
+} from '../soql/index.js';
 
 /** SPEC.md §8: events per page and group rows. */
 export const pageSize = 100;

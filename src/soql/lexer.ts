@@ -6,7 +6,7 @@
  * instead of keeping a token buffer. Every loop advances at least one character, so lexing is
  * linear in the length of q.
  */
-import { AppError } from '../../errors/app-error.js';
+import { AppError } from '../errors/app-error.js';
 
 export interface Segment {
   text: string;

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { schemaSql, tenantWhere } from '../../engine/duckdb/duckdb-sql.js';
-import type { CompiledGroupKey } from '../../engine/event-store.js';
-import type { SqlParam } from './duckdb.js';
+import { schemaSql, tenantWhere } from '../engine/duckdb/duckdb-sql.js';
+import type { CompiledGroupKey } from '../engine/event-store.js';
+import type { SqlParam } from '../engine/duckdb/duckdb-soql.js';
 import type { MemoryEvent } from './predicate.js';
 import {
   canonicalFields,

@@ -26,12 +26,12 @@
  * The SQL added is built from constants, column names `hot_[tsnj]<0–31>` and integers (layout
  * ids, type codes): no text of the query and no `?`.
  */
-import type { CompiledGroupKey, TwoStepGroup } from '../../engine/event-store.js';
-import type { HotLayout } from '../../engine/hot-columns.js';
-import { payloadType } from '../../engine/clickhouse/payload-paths.js';
-import type { CompareOp, Expr, SoqlQuery, Value } from './ast.js';
-import { datasetIdsFor } from './duckdb.js';
-import { resolveTime } from './literals.js';
+import type { CompiledGroupKey, TwoStepGroup } from '../event-store.js';
+import type { HotLayout } from '../hot-columns.js';
+import { payloadType } from './payload-paths.js';
+import type { CompareOp, Expr, SoqlQuery, Value } from '../../soql/ast.js';
+import { datasetIdsFor } from '../duckdb/duckdb-soql.js';
+import { resolveTime } from '../../soql/literals.js';
 
 /** Where a key is, per slot, with the layouts that put it there. */
 interface Place {

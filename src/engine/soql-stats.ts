@@ -16,18 +16,18 @@
  *   exact too. Both hold every value of a group in memory, bounded by the engine's per-query
  *   memory limit: a query past it is a 400 asking to narrow it, like a group by.
  */
-import { AppError } from '../../errors/app-error.js';
-import type { CompiledGroupKey, SqlDialect } from '../../engine/event-store.js';
-import { binUnits, type Expr, type FieldRef, type NumericStatsFunction, type SoqlQuery, type StatsAggregate, type StatsByItem, type StatsClause } from './ast.js';
-import { compileClickHouseGroupKey } from './clickhouse-group.js';
-import { compileDuckDbGroupKey } from './duckdb-group.js';
-import { duckDbPayloadNumber, jsonPointer } from './duckdb.js';
-import { nearText } from './lexer.js';
-import { resolveTime } from './literals.js';
-import { payloadType } from '../../engine/clickhouse/payload-paths.js';
-import { byItemText } from './print.js';
-import { hotNumber, noHotReads, type HotReads } from './duckdb-hot.js';
-import { hotColumnOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+import { AppError } from '../errors/app-error.js';
+import type { CompiledGroupKey, SqlDialect } from './event-store.js';
+import { binUnits, type Expr, type FieldRef, type NumericStatsFunction, type SoqlQuery, type StatsAggregate, type StatsByItem, type StatsClause } from '../soql/ast.js';
+import { compileClickHouseGroupKey } from './clickhouse/clickhouse-soql-group.js';
+import { compileDuckDbGroupKey } from './duckdb/duckdb-soql-group.js';
+import { duckDbPayloadNumber, jsonPointer } from './duckdb/duckdb-soql.js';
+import { nearText } from '../soql/lexer.js';
+import { resolveTime } from '../soql/literals.js';
+import { payloadType } from './clickhouse/payload-paths.js';
+import { byItemText } from '../soql/print.js';
+import { hotNumber, noHotReads, type HotReads } from './duckdb/duckdb-soql-hot.js';
+import { hotColumnOf, type ClickHouseHotReads } from './clickhouse/clickhouse-soql-hot.js';
 
 /** Hot reads of either dialect (duckdb-hot.ts, clickhouse-hot.ts). */
 export type AnyHotReads = HotReads | ClickHouseHotReads;

@@ -9,18 +9,18 @@
  * The events engine picks the SQL dialect: compileFilter / compileGroupKey dispatch on it
  * (DuckDB: duckdb.ts; ClickHouse 18.16 and later: clickhouse.ts, docs/soql-clickhouse.md).
  */
-import { AppError } from '../../errors/app-error.js';
-import type { CompiledGroupKey } from '../../engine/event-store.js';
+import { AppError } from '../errors/app-error.js';
+import type { CompiledGroupKey } from '../engine/event-store.js';
 import { payloadPaths, type FieldRef, type SoqlQuery } from './ast.js';
-import { compileClickHouseFilter } from './clickhouse.js';
-import { compileClickHouseGroupKey } from './clickhouse-group.js';
-import { compileDuckDbFilter, jsonPointer, type DuckDbContext, type SqlParam } from './duckdb.js';
-import { compileDuckDbGroupKey } from './duckdb-group.js';
-import type { HotReads } from './duckdb-hot.js';
-import { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads } from './clickhouse-hot.js';
-import { hotReadsOf } from './duckdb-hot.js';
-import type { HotLayout } from '../../engine/hot-columns.js';
-import type { AnyHotReads } from './stats.js';
+import { compileClickHouseFilter } from '../engine/clickhouse/clickhouse-soql.js';
+import { compileClickHouseGroupKey } from '../engine/clickhouse/clickhouse-soql-group.js';
+import { compileDuckDbFilter, jsonPointer, type DuckDbContext, type SqlParam } from '../engine/duckdb/duckdb-soql.js';
+import { compileDuckDbGroupKey } from '../engine/duckdb/duckdb-soql-group.js';
+import type { HotReads } from '../engine/duckdb/duckdb-soql-hot.js';
+import { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads } from '../engine/clickhouse/clickhouse-soql-hot.js';
+import { hotReadsOf } from '../engine/duckdb/duckdb-soql-hot.js';
+import type { HotLayout } from '../engine/hot-columns.js';
+import type { AnyHotReads } from '../engine/soql-stats.js';
 
 export type {
   CanonicalField,
@@ -34,7 +34,7 @@ export type {
 } from './ast.js';
 export type { StatsAggregate, StatsByItem, StatsClause } from './ast.js';
 export { canonicalFields, payloadPaths, readsClock, withoutPositions } from './ast.js';
-export { compileStats, planStats, statsRowLimit, maxStatsRows, maxBins, type CompiledStats } from './stats.js';
+export { compileStats, planStats, statsRowLimit, maxStatsRows, maxBins, type CompiledStats } from '../engine/soql-stats.js';
 export { parseSoql, MAX_IN_VALUES, MAX_NESTING, MAX_QUERY_LENGTH, MAX_STATS_AGGREGATES, MAX_STATS_BY } from './parser.js';
 export { printSoql, printField, printValue, aggregateText, byItemText } from './print.js';
 export { compilePredicate, lookupPayload, payloadOf, payloadOfText, payloadParsedFor, type EventPredicate, type MemoryEvent, type PredicateContext } from './predicate.js';
@@ -44,17 +44,17 @@ export {
   type DuckDbContext,
   type SqlFragment,
   type SqlParam,
-} from './duckdb.js';
-export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from './duckdb-group.js';
-export { compileClickHouseFilter } from './clickhouse.js';
-export { hotReadsOf, noHotReads, stillHolds, type HotReads } from './duckdb-hot.js';
-export { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads, type ReadScope } from './clickhouse-hot.js';
-export type { AnyHotReads } from './stats.js';
-export { compileClickHouseGroupKey } from './clickhouse-group.js';
+} from '../engine/duckdb/duckdb-soql.js';
+export { compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from '../engine/duckdb/duckdb-soql-group.js';
+export { compileClickHouseFilter } from '../engine/clickhouse/clickhouse-soql.js';
+export { hotReadsOf, noHotReads, stillHolds, type HotReads } from '../engine/duckdb/duckdb-soql-hot.js';
+export { clickHouseHotReadsOf, noClickHouseHotReads, readScope, type ClickHouseHotReads, type ReadScope } from '../engine/clickhouse/clickhouse-soql-hot.js';
+export type { AnyHotReads } from '../engine/soql-stats.js';
+export { compileClickHouseGroupKey } from '../engine/clickhouse/clickhouse-soql-group.js';
 
 /** The SQL an events engine speaks (declared by the engine, event-store.ts). */
-export type { SqlDialect } from '../../engine/event-store.js';
-import type { SqlDialect } from '../../engine/event-store.js';
+export type { SqlDialect } from '../engine/event-store.js';
+import type { SqlDialect } from '../engine/event-store.js';
 
 /** The query's filter in the dialect's SQL (not_found for a dataset the map lacks). */
 export function compileFilter(query: SoqlQuery, ctx: DuckDbContext, dialect: SqlDialect): { where: string; params: SqlParam[] } {

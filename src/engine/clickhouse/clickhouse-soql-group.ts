@@ -5,10 +5,10 @@
  * JSON formats write as a string; decodeGroupValue reads it with Number), bytes_raw, the
  * event_id text, and a payload value as its JSON text.
  */
-import type { CompiledGroupKey } from '../../engine/event-store.js';
-import type { FieldRef } from './ast.js';
-import { jsonPointer } from './duckdb.js';
-import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+import type { CompiledGroupKey } from '../event-store.js';
+import type { FieldRef } from '../../soql/ast.js';
+import { jsonPointer } from '../duckdb/duckdb-soql.js';
+import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-soql-hot.js';
 
 /**
  * The SQL expression to GROUP BY. A payload value is the node's `payload_json` element, the

@@ -10,13 +10,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { EventChunkBuilder } from '../../engine/duckdb/duckdb-chunk.js';
-import { statsSelect } from '../../engine/event-store.js';
-import { tenantWhere } from '../../engine/duckdb/duckdb-sql.js';
-import { hotColumnType, type HotLayout } from '../../engine/hot-columns.js';
-import { duckDbCannotRead } from '../../engine/payload-text.js';
-import { countHotRows, withStoredRows, type LayoutRows } from '../../engine/duckdb/duckdb-hot-layouts.js';
-import type { MemoryEvent } from './predicate.js';
+import { EventChunkBuilder } from './duckdb-chunk.js';
+import { statsSelect } from '../event-store.js';
+import { tenantWhere } from './duckdb-sql.js';
+import { hotColumnType, type HotLayout } from '../hot-columns.js';
+import { duckDbCannotRead } from '../payload-text.js';
+import { countHotRows, withStoredRows, type LayoutRows } from './duckdb-hot-layouts.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
 import {
   compileDuckDbFilter,
   compileDuckDbGroupKey,
@@ -29,8 +29,8 @@ import {
   printSoql,
   type HotReads,
   type SoqlQuery,
-} from './index.js';
-import { DATASET_IDS, NOW, TENANT, eventsArb, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from './testkit.test.js';
+} from '../../soql/index.js';
+import { DATASET_IDS, NOW, TENANT, eventsArb, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from '../../soql/testkit.test.js';
 
 let con: DuckDBConnection;
 /** The hot columns, added in an order of their own (as layouts would have added them). */

@@ -18,15 +18,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { parseClickHouseUrl } from '../../engine/clickhouse/clickhouse-url.js';
-import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
-import { flattenPayload } from '../../engine/clickhouse/payload-paths.js';
-import { RowBinaryWriter } from '../../engine/clickhouse/row-binary.js';
-import { clickhouseEventColumns, eventsColumnsDdl } from '../../engine/clickhouse/clickhouse-schema.js';
-import { clickHouseSlots, hotSlotColumns, writeHotSlot } from '../../engine/clickhouse/clickhouse-hot-layouts.js';
-import { statsSelect } from '../../engine/event-store.js';
-import { groupByStatement, runGroupBy } from '../../engine/clickhouse/clickhouse-engine.js';
-import type { HotKey, HotLayout } from '../../engine/hot-columns.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
+import { bindParams, type SqlValue } from './literal.js';
+import { flattenPayload } from './payload-paths.js';
+import { RowBinaryWriter } from './row-binary.js';
+import { clickhouseEventColumns, eventsColumnsDdl } from './clickhouse-schema.js';
+import { clickHouseSlots, hotSlotColumns, writeHotSlot } from './clickhouse-hot-layouts.js';
+import { statsSelect } from '../event-store.js';
+import { groupByStatement, runGroupBy } from './clickhouse-engine.js';
+import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
   clickHouseHotReadsOf,
   compileClickHouseFilter,
@@ -41,11 +41,11 @@ import {
   type ClickHouseHotReads,
   type Expr,
   type SoqlQuery,
-} from './index.js';
+} from '../../soql/index.js';
 import { legs } from '../../test-support/ci.js';
-import { hotGuard } from './clickhouse-hot.js';
-import type { MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from './testkit.test.js';
+import { hotGuard } from './clickhouse-soql-hot.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from '../../soql/testkit.test.js';
 
 const url = process.env['OPS_TEST_CLICKHOUSE_URL'];
 const target = url ? parseClickHouseUrl(url) : null;

@@ -12,8 +12,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from '../../engine/event-record.js';
-import { float64Hex as h } from '../../engine/clickhouse/literal.js';
+import type { StoredEvent } from './event-record.js';
+import { float64Hex as h } from './clickhouse/literal.js';
 import {
   compileClickHouseFilter,
   compileClickHouseGroupKey,
@@ -28,9 +28,9 @@ import {
   type Expr,
   type GroupValue,
   type SqlParam,
-} from './index.js';
-import { duckDbCannotRead, type MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from './testkit.test.js';
+} from '../soql/index.js';
+import { duckDbCannotRead, type MemoryEvent } from '../soql/predicate.js';
+import { DATASET_IDS, NOW, TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from '../soql/testkit.test.js';
 
 const min = 60_000;
 const hour = 60 * min;

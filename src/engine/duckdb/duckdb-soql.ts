@@ -20,12 +20,12 @@
  * the tenant's active datasets (query-service.ts).
  */
 import { AppError } from '../../errors/app-error.js';
-import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
-import { isTextField } from './ast.js';
-import { isWildcard, payloadReadings, resolveTime } from './literals.js';
-import { compareCodePoints } from './text.js';
-import { hotNumber, hotOnlyStringColumn, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
-import type { ClickHouseHotReads } from './clickhouse-hot.js';
+import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
+import { isTextField } from '../../soql/ast.js';
+import { isWildcard, payloadReadings, resolveTime } from '../../soql/literals.js';
+import { compareCodePoints } from '../../soql/text.js';
+import { hotNumber, hotOnlyStringColumn, hotString, hotType, noHotReads, type HotReads } from './duckdb-soql-hot.js';
+import type { ClickHouseHotReads } from '../clickhouse/clickhouse-soql-hot.js';
 
 export type SqlParam = string | number | boolean;
 

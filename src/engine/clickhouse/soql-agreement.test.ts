@@ -12,10 +12,10 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import { parseClickHouseUrl } from '../../engine/clickhouse/clickhouse-url.js';
-import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
-import { flattenPayload } from '../../engine/clickhouse/payload-paths.js';
-import { float64Hex } from '../../engine/clickhouse/literal.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
+import { bindParams, type SqlValue } from './literal.js';
+import { flattenPayload } from './payload-paths.js';
+import { float64Hex } from './literal.js';
 import {
   canonicalFields,
   compileClickHouseFilter,
@@ -27,9 +27,9 @@ import {
   printSoql,
   type FieldRef,
   type GroupValue,
-} from './index.js';
-import type { MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectGroups, wide } from './testkit.test.js';
+} from '../../soql/index.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectGroups, wide } from '../../soql/testkit.test.js';
 import { legs } from '../../test-support/ci.js';
 
 /** The SQL text may hold only our own constants: a spliced value would bring other characters. */

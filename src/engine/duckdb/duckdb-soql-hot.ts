@@ -19,7 +19,7 @@
  * `hot_n0…hot_n31` and integers of the engine (layout ids, slot bits): no text of the query;
  * the JSON branch keeps its `?`.
  */
-import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../../engine/hot-columns.js';
+import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../hot-columns.js';
 
 /** Where a key may be read from a column: one entry per (slot, type), with the layouts that put it there. */
 interface HotPlace {

@@ -32,13 +32,13 @@
  * COALESCE), so NOT behaves like predicate.ts. The result covers the query only: the engine
  * ANDs in the tenant and the query service the tenant's active datasets.
  */
-import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
-import { isTextField } from './ast.js';
-import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, type SqlParam } from './duckdb.js';
-import { isWildcard, payloadReadings, resolveTime } from './literals.js';
-import { payloadType } from '../../engine/clickhouse/payload-paths.js';
-import { float64Hex } from '../../engine/clickhouse/literal.js';
-import { hotColumnOf, hotGuard } from './clickhouse-hot.js';
+import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
+import { isTextField } from '../../soql/ast.js';
+import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, type SqlParam } from '../duckdb/duckdb-soql.js';
+import { isWildcard, payloadReadings, resolveTime } from '../../soql/literals.js';
+import { payloadType } from './payload-paths.js';
+import { float64Hex } from './literal.js';
+import { hotColumnOf, hotGuard } from './clickhouse-soql-hot.js';
 
 export function compileClickHouseFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];

@@ -3,7 +3,7 @@
  * `(` and `NOT`, both counted against the nesting limit, so the stack stays shallow whatever
  * the input; AND/OR chains and `in` lists are loops.
  */
-import { AppError } from '../../errors/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import {
   binUnits,
   compareOps,

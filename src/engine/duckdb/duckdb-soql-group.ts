@@ -6,11 +6,11 @@
  * `decodeGroupValue` turns each group's key into the API's `value` afterwards. Events missing
  * the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
  */
-import type { CompiledGroupKey } from '../../engine/event-store.js';
-import { severities } from '../../engine/event-record.js';
-import type { FieldRef } from './ast.js';
-import { jsonPointer } from './duckdb.js';
-import { hotGroupKey, noHotReads, type HotReads } from './duckdb-hot.js';
+import type { CompiledGroupKey } from '../event-store.js';
+import { severities } from '../event-record.js';
+import type { FieldRef } from '../../soql/ast.js';
+import { jsonPointer } from './duckdb-soql.js';
+import { hotGroupKey, noHotReads, type HotReads } from './duckdb-soql-hot.js';
 
 /** A group's `value`: any JSON value (payload objects and arrays included). */
 export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
