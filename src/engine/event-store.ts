@@ -1,7 +1,7 @@
 import type { TailPosition } from './tail-position.js';
 import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { parsedPayload, StoredEvent } from './event-record.js';
+import type { parsedPayload, StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 
 /**

@@ -19,7 +19,7 @@
  * clear; then NULL means "the key is missing". Everything else is today's JSON path, which is
  * why every answer stays what it was without hot columns.
  */
-import { duckDbCannotRead } from './payload-text.js';
+import { duckDbCannotRead } from '../soql/payload-text.js';
 
 /** Hot keys per dataset (up to 32). */
 export const maxHotKeys = 32;

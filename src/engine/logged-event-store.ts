@@ -3,7 +3,7 @@ import { NamedPages } from './named-pages.js';
 import { UnchangedAnswers, keyableParams } from './unchanged-answers.js';
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import { BatchReader, encodeBatch } from './wal/event-batch.js';
 import {

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import { float64Hex as h } from './clickhouse/literal.js';
 import {
   compileClickHouseFilter,

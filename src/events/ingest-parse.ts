@@ -2,7 +2,7 @@ import { isAscii } from 'node:buffer';
 import { AppError, badRequest, tooLarge } from '../errors/app-error.js';
 import { isUuidAnyCase, newEventId } from '../shared/ids.js';
 import type { NewEvent } from '../engine/event-store.js';
-import { parsedPayload } from '../engine/event-record.js';
+import { parsedPayload } from '../shared/event-record.js';
 
 /** DECISIONS §9 limits (MB/KB are decimal, as everywhere in the product). */
 export const ingestLimits = { bodyBytes: 10_000_000, events: 10_000, eventBytes: 256_000 } as const;

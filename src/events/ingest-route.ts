@@ -3,7 +3,7 @@ import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { badRequest } from '../errors/app-error.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import { datasetNamePattern } from './dataset-service.js';
 import { bodyFormat, parseJsonBody, parseNdjson } from './ingest-parse.js';
 import { contentEncodingHeader, rawBodyScope } from './wire-body.js';

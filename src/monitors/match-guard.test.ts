@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compilePredicate, parseSoql } from '../soql/index.js';
-import { parsedPayload, type StoredEvent } from '../engine/event-record.js';
+import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
 import { parseNdjson } from '../events/ingest-parse.js';
 import type { NewEvent } from '../engine/event-store.js';
 import { forEachCandidate, guardIndex, matchGuard, severityLevels } from './match-guard.js';

@@ -1,4 +1,4 @@
-import { parsedPayload, severities, type StoredEvent } from '../engine/event-record.js';
+import { parsedPayload, severities, type StoredEvent } from '../shared/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
 import type { Expr } from '../soql/ast.js';
 import { compilePredicate, lookupPayload, payloadOf, payloadOfText, type SoqlQuery } from '../soql/index.js';

@@ -4,7 +4,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { NewEvent } from '../engine/event-store.js';
-import { parsedPayload, type StoredEvent } from '../engine/event-record.js';
+import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
 import { compilePredicate, type EventPredicate, type SoqlQuery } from '../soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import type { NotificationService } from '../notifications/notification-service.js';

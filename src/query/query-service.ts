@@ -13,7 +13,7 @@ import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
 import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
-import type { StoredEvent } from '../engine/event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import {
   aggregateText,

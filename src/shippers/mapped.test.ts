@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import snappy from 'snappy';
 import { levelSeverity, normaliseMapped, parseNdjson, payloadLimits, type IngestDefaults, type ParsedIngest } from '../events/ingest-parse.js';
-import { parsedPayload } from '../engine/event-record.js';
+import { parsedPayload } from '../shared/event-record.js';
 import { toShippedEvents } from './loki/mapping.js';
 import { decodeJsonPush, decodeProtobufPush } from './loki/decode.js';
 import { PushRequest } from './loki/push-proto.js';

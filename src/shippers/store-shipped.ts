@@ -5,7 +5,7 @@ import { datasetNamePattern, type IngestTarget } from '../events/dataset-service
 import { normaliseMapped, type MappedEvent, type PlainPayload } from '../events/ingest-parse.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { storeToTargets, type TargetOf } from '../events/store-events.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
 
 /**

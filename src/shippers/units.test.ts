@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatLabels, LabelSyntaxError, parseLabels } from './loki/labels.js';
 import { levelSeverity, normaliseMapped, type MappedEvent } from '../events/ingest-parse.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import { snappyLength } from './loki/decode.js';
 import { eventIdOf } from './elastic/mapping.js';
 import { tokenOf } from '../auth/credentials.js';

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import { isUuid } from '../../shared/ids.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import {
   EventStoreResourceError,
   EventStoreUnavailableError,

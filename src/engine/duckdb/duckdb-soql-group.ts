@@ -7,7 +7,7 @@
  * the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
  */
 import type { CompiledGroupKey } from '../event-store.js';
-import { severities } from '../event-record.js';
+import { severities } from '../../shared/event-record.js';
 import type { FieldRef } from '../../soql/ast.js';
 import { jsonPointer } from './duckdb-soql.js';
 import { hotGroupKey, noHotReads, type HotReads } from './duckdb-soql-hot.js';

@@ -14,7 +14,7 @@ import { EventChunkBuilder } from './duckdb-chunk.js';
 import { statsSelect } from '../event-store.js';
 import { tenantWhere } from './duckdb-sql.js';
 import { hotColumnType, type HotLayout } from '../hot-columns.js';
-import { duckDbCannotRead } from '../payload-text.js';
+import { duckDbCannotRead } from '../../soql/payload-text.js';
 import { countHotRows, withStoredRows, type LayoutRows } from './duckdb-hot-layouts.js';
 import type { MemoryEvent } from '../../soql/predicate.js';
 import {

@@ -6,7 +6,7 @@ import { tenantKey, tenantOnly, type Tenant } from '../../tenancy/tenant.js';
 import { ChangeBoardReader } from '../change-board.js';
 import { NamedPages } from '../named-pages.js';
 import { UnchangedAnswers, keyableParams } from '../unchanged-answers.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
   nameDatasets,
