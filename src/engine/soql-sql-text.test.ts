@@ -14,23 +14,11 @@ import { after, before, describe, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { StoredEvent } from '../shared/event-record.js';
 import { float64Hex as h } from './clickhouse/literal.js';
-import {
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compileFilter,
-  compileGroupKey,
-  dialectFalse,
-  compilePredicate,
-  decodeGroupValue,
-  parseSoql,
-  type Expr,
-  type GroupValue,
-  type SqlParam,
-} from '../soql/index.js';
+import { compilePredicate, parseSoql, type Expr } from '../soql/index.js';
+import { compileClickHouseFilter, compileClickHouseGroupKey, compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, dialectFalse, decodeGroupValue, type GroupValue, type SqlParam } from './soql-compile.js';
 import { duckDbCannotRead, type MemoryEvent } from '../soql/predicate.js';
-import { DATASET_IDS, NOW, TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from '../soql/testkit.test.js';
+import { DATASET_IDS, NOW } from '../soql/testkit.test.js';
+import { TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from './duckdb/soql-testkit.test.js';
 
 const min = 60_000;
 const hour = 60 * min;

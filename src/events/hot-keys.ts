@@ -14,7 +14,7 @@ import { maxHotKeys, type HotType } from '../engine/hot-columns.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { parseSoql, printField } from '../soql/index.js';
-import { jsonPointer } from '../engine/duckdb/duckdb-soql.js';
+import { jsonPointer } from '../soql/scope.js';
 import type { Dataset } from './dataset-service.js';
 
 export interface HotKeyEntry {

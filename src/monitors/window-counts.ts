@@ -1,8 +1,7 @@
 import type { EventStore } from '../engine/event-store.js';
 import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from '../engine/loaded-positions.js';
 import type { QueryService, RunScope } from '../query/query-service.js';
-import { readsClock, type FieldRef, type SoqlQuery, type StatsAggregate } from '../soql/index.js';
-import { maxStatsRows } from '../engine/soql-stats.js';
+import { maxStatsRows, readsClock, type FieldRef, type SoqlQuery, type StatsAggregate } from '../soql/index.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { groupValues, withinWindow, type GroupValue } from './window-query.js';
 

@@ -12,33 +12,11 @@ import type { CursorCodec } from '../pagination/cursor.js';
 import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
+import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane, type SqlDialect } from '../engine/event-store.js';
 import type { StoredEvent } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import {
-  aggregateText,
-  byItemText,
-  compileFilter,
-  compileGroupKey,
-  compileStats,
-  planStats,
-  statsRowLimit,
-  hotContext,
-  hotReadsFor,
-  stillHolds,
-  type AnyHotReads,
-  type SqlDialect,
-  decodeGroupValue,
-  withinDatasets,
-  parseSoql,
-  payloadPaths,
-  readScope,
-  printField,
-  printSoql,
-  readsClock,
-  type GroupValue,
-  type SoqlQuery,
-} from '../soql/index.js';
+import { aggregateText, byItemText, planStats, statsRowLimit, parseSoql, payloadPaths, readScope, printField, printSoql, readsClock, type SoqlQuery } from '../soql/index.js';
+import { compileFilter, compileGroupKey, compileStats, hotContext, hotReadsFor, stillHolds, type AnyHotReads, decodeGroupValue, withinDatasets, type GroupValue } from '../engine/soql-compile.js';
 
 /** SPEC.md §8: events per page and group rows. */
 export const pageSize = 100;

@@ -7,7 +7,7 @@
  */
 import type { CompiledGroupKey } from '../event-store.js';
 import type { FieldRef } from '../../soql/ast.js';
-import { jsonPointer } from '../duckdb/duckdb-soql.js';
+import { jsonPointer } from '../../soql/scope.js';
 import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-soql-hot.js';
 
 /**

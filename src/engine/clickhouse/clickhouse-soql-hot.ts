@@ -29,9 +29,7 @@
 import type { CompiledGroupKey, TwoStepGroup } from '../event-store.js';
 import type { HotLayout } from '../hot-columns.js';
 import { payloadType } from './payload-paths.js';
-import type { CompareOp, Expr, SoqlQuery, Value } from '../../soql/ast.js';
-import { datasetIdsFor } from '../duckdb/duckdb-soql.js';
-import { resolveTime } from '../../soql/literals.js';
+import type { ReadScope } from '../../soql/scope.js';
 
 /** Where a key is, per slot, with the layouts that put it there. */
 interface Place {
@@ -58,42 +56,6 @@ export const noClickHouseHotReads: ClickHouseHotReads = { dialect: 'clickhouse',
 
 /** Every payload type code's bit (0 missing … 6 array): nothing known of the rows. */
 const anyType = 0x7f;
-
-/** The rows a query can read: these datasets' rows with ts ≥ sinceMs (top-level conditions only). */
-export interface ReadScope {
-  datasetIds: readonly string[];
-  sinceMs: number;
-}
-
-/** The scope of a query over the tenant's active datasets (name → id). */
-export function readScope(query: SoqlQuery, ctx: { now: number; datasetIds: ReadonlyMap<string, string> }): ReadScope {
-  let ids = new Set(ctx.datasetIds.values());
-  let sinceMs = -Infinity;
-  const items: Expr[] = !query.filter ? [] : query.filter.type === 'and' ? query.filter.items : [query.filter];
-  for (const e of items) {
-    if ((e.type !== 'compare' && e.type !== 'in') || e.field.kind !== 'canonical') continue;
-    const compares: Array<{ op: CompareOp; value: Value }> = e.type === 'compare' ? [e] : e.values.map((value) => ({ op: '==', value }));
-    const name = e.field.name;
-    if (name === 'dataset') {
-      const named = new Set<string>();
-      for (const c of compares) {
-        if (c.value.type !== 'text') return { datasetIds: [...ids], sinceMs };
-        let hit: string[];
-        try {
-          hit = datasetIdsFor(ctx.datasetIds, c.op, c.value.text);
-        } catch {
-          hit = []; // not_found: the compiler says so
-        }
-        const negated = c.op === '!=' || c.op === '!:';
-        for (const id of negated ? [...ctx.datasetIds.values()].filter((d) => !hit.includes(d)) : hit) named.add(id);
-      }
-      ids = new Set([...ids].filter((id) => named.has(id)));
-    } else if (name === 'ts' && e.type === 'compare' && e.value.type === 'time' && (e.op === '>=' || e.op === '>')) {
-      sinceMs = Math.max(sinceMs, resolveTime(e.value.time, ctx.now));
-    }
-  }
-  return { datasetIds: [...ids], sinceMs };
-}
 
 const validSlot = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= 31;
 const validId = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && n < 2 ** 32;

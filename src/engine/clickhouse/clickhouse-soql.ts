@@ -34,13 +34,14 @@
  */
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
 import { isTextField } from '../../soql/ast.js';
-import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, type SqlParam } from '../duckdb/duckdb-soql.js';
+import { datasetIdsFor, jsonPointer } from '../../soql/scope.js';
+import { likePattern, SQL_OPS, type CompileContext, type SqlParam } from '../soql-sql.js';
 import { isWildcard, payloadReadings, resolveTime } from '../../soql/literals.js';
 import { payloadType } from './payload-paths.js';
 import { float64Hex } from './literal.js';
 import { hotColumnOf, hotGuard } from './clickhouse-soql-hot.js';
 
-export function compileClickHouseFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
+export function compileClickHouseFilter(query: SoqlQuery, ctx: CompileContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
   const where = query.filter ? new Compiler(ctx, params).expr(query.filter) : '1';
   // Hot columns read: only the rows of the layouts they were chosen for (clickhouse-hot.ts).
@@ -59,7 +60,7 @@ const fold = (sql: string): string => `lowerUTF8(replaceAll(${sql}, '\\xC4\\xB0'
 
 class Compiler {
   constructor(
-    private readonly ctx: DuckDbContext,
+    private readonly ctx: CompileContext,
     private readonly params: SqlParam[],
   ) {}
 

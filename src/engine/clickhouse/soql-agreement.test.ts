@@ -16,20 +16,11 @@ import { parseClickHouseUrl } from './clickhouse-url.js';
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { float64Hex } from './literal.js';
-import {
-  canonicalFields,
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compilePredicate,
-  decodeGroupValue,
-  printSoql,
-  type FieldRef,
-  type GroupValue,
-} from '../../soql/index.js';
+import { canonicalFields, compilePredicate, printSoql, type FieldRef } from '../../soql/index.js';
+import { compileClickHouseFilter, compileClickHouseGroupKey, compileDuckDbFilter, compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from '../soql-compile.js';
 import type { MemoryEvent } from '../../soql/predicate.js';
-import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectGroups, wide } from '../../soql/testkit.test.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb, wide } from '../../soql/testkit.test.js';
+import { loadEvents, openEventsDb, selectGroups } from '../duckdb/soql-testkit.test.js';
 import { legs } from '../../test-support/ci.js';
 
 /** The SQL text may hold only our own constants: a spliced value would bring other characters. */

@@ -27,21 +27,8 @@ import { clickHouseSlots, hotSlotColumns, writeHotSlot } from './clickhouse-hot-
 import { statsSelect } from '../event-store.js';
 import { groupByStatement, runGroupBy } from './clickhouse-engine.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
-import {
-  clickHouseHotReadsOf,
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compilePredicate,
-  compileStats,
-  hotReadsFor,
-  noClickHouseHotReads,
-  parseSoql,
-  printSoql,
-  readScope,
-  type ClickHouseHotReads,
-  type Expr,
-  type SoqlQuery,
-} from '../../soql/index.js';
+import { compilePredicate, parseSoql, printSoql, readScope, type Expr, type SoqlQuery } from '../../soql/index.js';
+import { clickHouseHotReadsOf, compileClickHouseFilter, compileClickHouseGroupKey, compileStats, hotReadsFor, noClickHouseHotReads, type ClickHouseHotReads } from '../soql-compile.js';
 import { legs } from '../../test-support/ci.js';
 import { hotGuard } from './clickhouse-soql-hot.js';
 import type { MemoryEvent } from '../../soql/predicate.js';

@@ -7,13 +7,9 @@
  * the field give a NULL key: one group with `value: null` (DECISIONS.md §9).
  */
 import type { CompiledGroupKey } from '../event-store.js';
-import { severities } from '../../shared/event-record.js';
 import type { FieldRef } from '../../soql/ast.js';
-import { jsonPointer } from './duckdb-soql.js';
+import { jsonPointer } from '../../soql/scope.js';
 import { hotGroupKey, noHotReads, type HotReads } from './duckdb-soql-hot.js';
-
-/** A group's `value`: any JSON value (payload objects and arrays included). */
-export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
 
 /**
  * The SQL expression to GROUP BY. A payload value comes out as its JSON text as DuckDB writes
@@ -42,44 +38,5 @@ export function compileDuckDbGroupKey(field: FieldRef, hot: HotReads = noHotRead
       return { sql: 'CAST(event_id AS VARCHAR)', params: [] };
     default:
       return { sql: field.name, params: [] };
-  }
-}
-
-/** Object and array values nest at most this deep in an answer (ingest's payload bound). */
-const maxValueDepth = 32;
-
-function nestedWithin(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return true;
-  if (levels <= 0) return false;
-  return Object.values(value).every((v) => nestedWithin(v, levels - 1));
-}
-
-/**
- * The API `value` of a group key as DuckDB returned it: payload values as the JSON value they
- * are (string, number, boolean, object, array), the dataset name (via the caller's dataset_id
- * → name map of the tenant's datasets), the severity name, ISO times, numbers for bytes_raw,
- * strings otherwise; null for the group of events missing the field. An object or array nested
- * deeper than ingest allows (stored before the bound existed) stays its JSON text, so the
- * answer can always be serialised.
- */
-export function decodeGroupValue(field: FieldRef, raw: unknown, datasetNamesById: ReadonlyMap<string, string>): GroupValue {
-  if (raw === null || raw === undefined) return null;
-  if (field.kind === 'payload') {
-    const text = String(raw);
-    const value = JSON.parse(text) as GroupValue;
-    return nestedWithin(value, maxValueDepth) ? value : text;
-  }
-  switch (field.name) {
-    case 'dataset':
-      return datasetNamesById.get(String(raw)) ?? null;
-    case 'severity':
-      return severities[Number(raw)] ?? null;
-    case 'ts':
-    case 'ingested_at':
-      return new Date(Number(raw)).toISOString();
-    case 'bytes_raw':
-      return Number(raw);
-    default:
-      return String(raw);
   }
 }

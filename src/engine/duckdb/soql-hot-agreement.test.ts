@@ -17,20 +17,10 @@ import { hotColumnType, type HotLayout } from '../hot-columns.js';
 import { duckDbCannotRead } from '../../soql/payload-text.js';
 import { countHotRows, withStoredRows, type LayoutRows } from './duckdb-hot-layouts.js';
 import type { MemoryEvent } from '../../soql/predicate.js';
-import {
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compilePredicate,
-  compileStats,
-  hotReadsFor,
-  hotReadsOf,
-  noHotReads,
-  parseSoql,
-  printSoql,
-  type HotReads,
-  type SoqlQuery,
-} from '../../soql/index.js';
-import { DATASET_IDS, NOW, TENANT, eventsArb, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from '../../soql/testkit.test.js';
+import { compilePredicate, parseSoql, printSoql, type SoqlQuery } from '../../soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileStats, hotReadsFor, hotReadsOf, noHotReads, type HotReads } from '../soql-compile.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from '../../soql/testkit.test.js';
+import { TENANT, openEventsDb, selectGroups, selectSeqs } from './soql-testkit.test.js';
 
 let con: DuckDBConnection;
 /** The hot columns, added in an order of their own (as layouts would have added them). */

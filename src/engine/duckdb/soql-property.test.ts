@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { AppError } from '../../errors/app-error.js';
 import type { MemoryEvent } from '../../soql/predicate.js';
-import { compileDuckDbFilter, compilePredicate, parseSoql, printSoql, withoutPositions, type SoqlQuery } from '../../soql/index.js';
+import { compilePredicate, parseSoql, printSoql, withoutPositions, type SoqlQuery } from '../../soql/index.js';
+import { compileDuckDbFilter } from '../soql-compile.js';
 import { DATASET_IDS, NOW, queryArb, wide } from '../../soql/testkit.test.js';
 
 const SQL_ALPHABET = /^[A-Za-z0-9_ (),?=<>'\\]*$/;
