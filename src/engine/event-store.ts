@@ -3,6 +3,9 @@ import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { parsedPayload, StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
+import type { SoqlQuery } from '../soql/ast.js';
+import type { LoadedPositions } from './loaded-positions.js';
+import type { GroupValue } from './soql-sql.js';
 
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
@@ -220,8 +223,50 @@ export interface TailRequest {
   limit: number;
 }
 
-/** The SQL a store's engine speaks: SOQL compiles filters and group keys to it (query-service.ts). */
+/** The SQL a store's engine speaks: the engine compiles SOQL to it (soql-compile.ts). */
 export type SqlDialect = 'duckdb' | 'clickhouse';
+
+/**
+ * A parsed SOQL query to run (EventStore.soql), with the tenant's scope: everything in it
+ * crosses to an events node as JSON. The store compiles it to its engine's SQL against the
+ * hot-key layouts of the datasets, restricted to `datasets`.
+ */
+export interface SoqlRequest {
+  /** Parsed and planned (soql/stats-plan.ts planStats). */
+  query: SoqlQuery;
+  /** Epoch milliseconds relative times resolve against. */
+  now: number;
+  /** The tenant's active datasets: the only ones read, and the names a query's `dataset` means. */
+  datasets: ReadonlyArray<{ id: string; name: string }>;
+  /** Events of a page, groups, or stats rows at most. */
+  limit: number;
+  /** Events only: continue after this event (exclusive). */
+  after?: EventKey;
+  lane?: ReadLane;
+  /** Only the events loaded at `upTo`, and not at `after` when given (the monitors' window counts: loaded-positions.ts). */
+  loaded?: LoadedScope;
+}
+
+/** Events by the loaded positions they were read at (SoqlRequest.loaded). */
+export interface LoadedScope {
+  upTo: LoadedPositions;
+  after?: LoadedPositions;
+}
+
+/** One row of a group-by answer. */
+export interface GroupRow {
+  value: GroupValue;
+  count: number;
+}
+
+/** One row of a stats answer (SOQL.md "Statistics"), keyed by the items' canonical text. */
+export interface StatsRow {
+  by: Record<string, GroupValue>;
+  values: Record<string, number | null>;
+}
+
+/** What a SOQL query answers: a page of events (newest first), the groups of `group by`, or the rows of `stats`. */
+export type SoqlAnswer = { kind: 'events'; page: EventPage } | { kind: 'groups'; groups: GroupRow[] } | { kind: 'stats'; stats: StatsRow[] };
 
 /** A dataset the background task of hot keys looks at (EventStore.takeActiveDatasets). */
 export interface ActiveDataset {
@@ -238,6 +283,12 @@ export interface EventStore {
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult>;
   /** A batch already encoded and checked (the events node's callers'), without client event ids; stores that own a log only. */
   appendEncoded?(tenant: Tenant, body: Buffer, count: number): Promise<AppendResult>;
+  /**
+   * A parsed SOQL query over the tenant's active datasets (soql-read.ts): the store compiles it
+   * to its engine's SQL against its hot-key layouts and runs it; not_found for a dataset the
+   * query names that is not among them.
+   */
+  soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer>;
   /** One page, newest first (ts desc, event_id desc). */
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
   /**

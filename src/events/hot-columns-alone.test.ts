@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { QueryService, runQuery, type QueryResult } from '../query/query-service.js';
+import { readSoql } from '../engine/soql-read.js';
 import type { EventStore } from '../engine/event-store.js';
 import { legs } from '../test-support/ci.js';
 
@@ -56,7 +57,9 @@ describe('hot keys read from their columns alone', () => {
       if (run) await run();
     };
     // The real store (what the query service uses of it); its statements are noted on the way.
-    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats'> = {
+    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats' | 'soql'> = {
+      // The store's own SOQL read, over the SQL reads below.
+      soql: (tenant, request) => readSoql(recording as EventStore, tenant, request),
       dialect: () => store.dialect(),
       hotLayouts: (tenant, ids) => store.hotLayouts(tenant, ids),
       query: async (tenant, request) => {

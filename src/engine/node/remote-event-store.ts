@@ -24,10 +24,13 @@ import {
   type NewEvent,
   type RawGroupRow,
   type RawStatsRow,
+  type SoqlAnswer,
+  type SoqlRequest,
   type StatsRequest,
   type SqlDialect,
   type TailRequest,
 } from '../event-store.js';
+import { readSoql } from '../soql-read.js';
 
 /**
  * The wire between API processes and an events node (src/engine/node/): one POST per
@@ -193,6 +196,10 @@ export class RemoteEventStore implements EventStore {
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
     if (events.length === 0) return Promise.resolve({ stored: 0, duplicates: 0, lastSeq: 0 });
     return this.send('append-batch', 'application/octet-stream', frameAppend(tenantOnly(tenant), (this.options.now ?? Date.now)(), events));
+  }
+
+  soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer> {
+    return readSoql(this, tenant, request);
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
