@@ -101,7 +101,7 @@ export interface CompiledGroupKey {
   params: ReadonlyArray<string | number | boolean | null>;
   /**
    * ClickHouse `group by` (aggregate) only, for a key cheaper to group by in two steps
-   * (src/query/soql/clickhouse-hot.ts hotGroupOf): the rows are grouped first by `keys`
+   * (clickhouse-soql-hot.ts hotGroupOf): the rows are grouped first by `keys`
    * (aliases of `columns`, the inner SELECT's items, aggregates allowed), then by `value`, an
    * expression over the aliases giving each inner group's key as `sql` would, their counts
    * summed. No `?` in any of them; stats use `sql`.
@@ -143,7 +143,7 @@ export interface StatsRequest {
   lane?: ReadLane;
   keys: CompiledGroupKey[];
   values: CompiledGroupKey[];
-  /** Over the aliases k0…, v0… (soql/stats.ts). */
+  /** Over the aliases k0…, v0… (soql-stats.ts). */
   orderBy: string;
   limit: number;
 }
@@ -300,7 +300,7 @@ export interface EventStore {
   changeCount?(tenant: Tenant): number | undefined;
   /** Group-by count. */
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
-  /** SOQL `stats`: aggregates by keys (soql/stats.ts compiles the request). */
+  /** SOQL `stats`: aggregates by keys (soql-stats.ts compiles the request). */
   stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]>;
   /** Event counts per dataset id with ts >= sinceMs, from the per-minute rollup. */
   rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>>;

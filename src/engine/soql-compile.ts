@@ -54,8 +54,8 @@ export function compileGroupKey(field: FieldRef, dialect: SqlDialect, hot?: AnyH
  * The hot reads of a query in the dialect, from the store's layouts of the query's datasets
  * (EventStore.hotLayouts). DuckDB reads a column per row where it can, and the column alone
  * for the keys no stored row of the query's datasets needs the JSON for, unless `withJson`
- * (duckdb-hot.ts); ClickHouse only for the keys every row in the query's scope has, with the
- * `group by` key's types unless `withJson` (clickhouse-hot.ts).
+ * (duckdb-soql-hot.ts); ClickHouse only for the keys every row in the query's scope has, with the
+ * `group by` key's types unless `withJson` (clickhouse-soql-hot.ts).
  */
 export function hotReadsFor(
   dialect: SqlDialect,

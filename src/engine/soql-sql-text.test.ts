@@ -2,12 +2,12 @@
  * The SQL the production compiler writes, query by query (as kysely's tests pin theirs): each
  * row of TABLE gives a query, the exact filter text and parameters of compileDuckDbFilter
  * (and, for `group by`, of compileDuckDbGroupKey), and what that SQL selects from a few fixed
- * events in the event store's own table (testkit.test.ts: `schemaSql`, the store's tenant
+ * events in the event store's own table (duckdb/soql-testkit.test.ts: `schemaSql`, the store's tenant
  * condition and aggregate statement). A change to the compiler shows here as a diff of SQL
  * text in review; the answers check the text still means what SOQL.md says, and the in-memory
  * predicate of live tail must select the same events. Each row also pins the ClickHouse text
  * of the same query (compileClickHouseFilter / compileClickHouseGroupKey, `ch`); what that SQL
- * selects on a ClickHouse server is checked by clickhouse-agreement.test.ts.
+ * selects on a ClickHouse server is checked by clickhouse/soql-agreement.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -77,7 +77,7 @@ const str = 'TRY(json_extract_string(payload, ?))';
 const num = 'TRY_CAST(CAST(TRY(json_extract(payload, ?)) AS VARCHAR) AS DOUBLE)';
 const payloadKey = "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')";
 
-// ClickHouse 18.16 (clickhouse.ts): the flattened payload's arrays, lowerUTF8 for ILIKE, numbers as IEEE 754 bytes.
+// ClickHouse 18.16 (clickhouse-soql.ts): the flattened payload's arrays, lowerUTF8 for ILIKE, numbers as IEEE 754 bytes.
 const at = 'indexOf(payload_paths, ?)';
 const T = `arrayElement(payload_types, ${at})`;
 const S = `arrayElement(payload_text, ${at})`;

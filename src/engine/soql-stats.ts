@@ -2,10 +2,10 @@
  * `stats` (SOQL.md "Statistics") for both events engines: the query's time range and bin count
  * checked against `now`, and the SELECT list, grouping keys and order in the engine's dialect.
  * The engine wraps them (`EventStore.stats`) with its table and the tenant's condition, as it
- * does for `group by`; the query service decodes the rows (decodeGroupValue for fields, ISO
+ * does for `group by`; the store's SOQL read decodes the rows (soql-read.ts: decodeGroupValue for fields, ISO
  * times for bins).
  *
- * Semantics, the same on DuckDB and ClickHouse (clickhouse-agreement.test.ts runs both):
+ * Semantics, the same on DuckDB and ClickHouse (clickhouse/soql-agreement.test.ts runs both):
  * - by-fields group like `group by` (compileGroupKey: a payload value by its JSON text; a
  *   missing field is one `null` group); a bin is `ts` rounded down to a multiple of its width
  *   since the Unix epoch (UTC), also before 1970.
@@ -27,7 +27,7 @@ import { payloadType } from './clickhouse/payload-paths.js';
 import { hotNumber, noHotReads, type HotReads } from './duckdb/duckdb-soql-hot.js';
 import { hotColumnOf, type ClickHouseHotReads } from './clickhouse/clickhouse-soql-hot.js';
 
-/** Hot reads of either dialect (duckdb-hot.ts, clickhouse-hot.ts). */
+/** Hot reads of either dialect (duckdb-soql-hot.ts, clickhouse-soql-hot.ts). */
 export type AnyHotReads = HotReads | ClickHouseHotReads;
 const duckHot = (hot: AnyHotReads): HotReads => ('dialect' in hot ? noHotReads : hot);
 const clickHouseHot = (hot: AnyHotReads): ClickHouseHotReads | undefined => ('dialect' in hot ? hot : undefined);

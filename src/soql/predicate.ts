@@ -1,6 +1,6 @@
 /**
  * The in-memory evaluator used by live tail. It must select exactly what the DuckDB back end
- * (duckdb.ts) selects; agreement.test.ts checks the two against each other on random queries.
+ * (duckdb-soql.ts) selects; duckdb/soql-agreement.test.ts checks the two against each other on random queries.
  * Rules shared by both (SOQL.md "Meaning"):
  * - a missing field (absent actor/source, absent payload key) fails every comparison,
  *   `!=` and `!:` included; NOT is plain negation, so `NOT actor:bot` does match it;

@@ -20,7 +20,7 @@
  *
  * `group by` a hot key (hotGroupOf) groups first by the slot columns themselves — only those
  * that vary over the scope's rows, by the type codes hotLayouts reports per slot — and writes
- * the key's JSON text only for each of those groups; the query service runs the query again
+ * the key's JSON text only for each of those groups; the store's SOQL read (soql-read.ts) runs it again
  * if the types it compiled with grew while it ran (a version per dataset, as on DuckDB).
  *
  * The SQL added is built from constants, column names `hot_[tsnj]<0–31>` and integers (layout
@@ -48,7 +48,7 @@ export interface ClickHouseHotReads {
    * bit per payload type code); absent: any.
    */
   readonly types: ReadonlyMap<string, number>;
-  /** The versions of the datasets' types (HotLayout.version) `types` relied on (query-service.ts reruns when one changed). */
+  /** The versions of the datasets' types (HotLayout.version) `types` relied on (soql-read.ts reruns when one changed). */
   readonly relied: ReadonlyMap<string, string>;
 }
 
@@ -144,7 +144,7 @@ export function hotGuard(reads: ClickHouseHotReads | undefined): string | undefi
 const jsonText = (t: string, s: string, n: string, j: string): string =>
   `multiIf(${j} != '', ${j}, ${t} = ${payloadType.string}, concat('"', ${s}, '"'), ${t} = ${payloadType.number}, toString(toInt64(${n})), '')`;
 
-/** The `group by` key from a node's JSON text: NULL for a missing node ('') and a JSON null (clickhouse-group.ts). */
+/** The `group by` key from a node's JSON text: NULL for a missing node ('') and a JSON null (clickhouse-soql-group.ts). */
 export const groupValue = (json: string): string => `nullIf(nullIf(${json}, 'null'), '')`;
 
 /** The key's JSON text from its hot columns (undefined: read the arrays). */

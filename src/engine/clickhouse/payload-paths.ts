@@ -7,7 +7,7 @@
  * the layout log stores on ClickHouse use for attributes (SigNoz, Uptrace), and it runs the
  * same on a current server.
  *
- * Paths are RFC 6901 JSON pointers (soql/duckdb.ts's jsonPointer), array elements by decimal
+ * Paths are RFC 6901 JSON pointers (duckdb/duckdb-soql.ts's jsonPointer), array elements by decimal
  * index, exactly as predicate.ts's lookupPayload follows them.
  */
 import { duckDbCannotRead } from '../../soql/payload-text.js';

@@ -1,6 +1,6 @@
 /**
  * The ClickHouse dialect must select what the in-memory predicate (live tail) and DuckDB
- * select: random queries and events (agreement.test.ts's generators) run against a scratch
+ * select: random queries and events (duckdb/soql-agreement.test.ts's generators) run against a scratch
  * MergeTree table laid out like the ClickHouse engine's `events` (payload_* arrays filled by
  * flattenPayload), and `group by` keys decoded with decodeGroupValue must equal DuckDB's.
  * The server tests need OPS_TEST_CLICKHOUSE_URL (`eval "$(scripts/clickhouse.sh env)"`) and are
@@ -59,7 +59,7 @@ const DDL = `CREATE TABLE ${DB}.events (
 
 /**
  * One row's VALUES tuple and its parameters. Numbers go in as their IEEE 754 bytes: 18.16's
- * text parsing of floats is inexact (clickhouse.ts), and the test needs the stored doubles to
+ * text parsing of floats is inexact (clickhouse-soql.ts), and the test needs the stored doubles to
  * be the event's.
  */
 function row(e: MemoryEvent, tenant: string): { sql: string; params: SqlValue[] } {

@@ -15,7 +15,7 @@ import { hotGroupKey, noHotReads, type HotReads } from './duckdb-soql-hot.js';
  * The SQL expression to GROUP BY. A payload value comes out as its JSON text as DuckDB writes
  * it (compact; object keys in the order the event sent them), so every JSON type groups, and
  * 150 and "150" are two groups; a JSON null groups with the missing values, and so does every
- * value of a payload DuckDB's JSON reader refuses (TRY; see `json` in duckdb.ts). Ingest stored
+ * value of a payload DuckDB's JSON reader refuses (TRY; see `json` in duckdb-soql.ts). Ingest stored
  * the payload as JSON.stringify wrote it, so one number is always spelt one way (150.0 and
  * 1.5e2 arrived as 150). `dataset` comes out as the dataset_id. The path is a `?` parameter
  * (a JSON pointer), like every payload path of the filter.

@@ -17,7 +17,7 @@
  *
  * The result covers the query only: the caller must still AND in the tenant (the event store
  * adds `tenant = ?`, the `events.tenant` integer of `event_tenants`) and the restriction to
- * the tenant's active datasets (query-service.ts).
+ * the tenant's active datasets (soql-compile.ts withinDatasets).
  */
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
 import { isTextField } from '../../soql/ast.js';
@@ -97,7 +97,7 @@ class Compiler {
     return this.ctx.hot ?? noHotReads;
   }
 
-  /** json_type of the node, from its hot column where the row has one (duckdb-hot.ts). */
+  /** json_type of the node, from its hot column where the row has one (duckdb-soql-hot.ts). */
   private type(pointer: string): string {
     return hotType(this.hot, pointer, () => this.json('json_type', pointer));
   }
@@ -154,7 +154,7 @@ class Compiler {
     const type = (): string => this.type(pointer);
     const str = (): string => hotString(this.hot, pointer, () => this.json('json_extract_string', pointer));
     const num = (): string => hotNumber(this.hot, pointer, () => duckDbPayloadNumber(this.p(pointer)));
-    // Held in one string column by every row: its presence is the type test (duckdb-hot.ts).
+    // Held in one string column by every row: its presence is the type test (duckdb-soql-hot.ts).
     const column = hotOnlyStringColumn(this.hot, pointer);
     const isString = (): string => (column ? `${column} IS NOT NULL` : `${type()} = 'VARCHAR'`);
     const branches: string[] = [];

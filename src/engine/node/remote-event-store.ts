@@ -30,7 +30,7 @@ import {
   type SqlDialect,
   type TailRequest,
 } from '../event-store.js';
-import { readSoql } from '../soql-read.js';
+import { readsClock } from '../../soql/ast.js';
 
 /**
  * The wire between API processes and an events node (src/engine/node/): one POST per
@@ -40,7 +40,7 @@ import { readSoql } from '../soql-read.js';
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'append-batch' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'loaded-positions' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
+export type EventsNodeMethod = 'append' | 'append-batch' | 'soql' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'loaded-positions' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -117,6 +117,7 @@ export class RemoteEventStore implements EventStore {
   private lastBacklog = 0;
   private readonly board: ChangeBoardReader | undefined;
   private readonly pages = new UnchangedAnswers<EventPage>(maxKept.pages);
+  private readonly soqlPages = new UnchangedAnswers<SoqlAnswer>(maxKept.pages);
   private readonly rollups = new UnchangedAnswers<Array<[string, number]>>(maxKept.rollups);
   private readonly namedPages: NamedPages;
 
@@ -198,8 +199,17 @@ export class RemoteEventStore implements EventStore {
     return this.send('append-batch', 'application/octet-stream', frameAppend(tenantOnly(tenant), (this.options.now ?? Date.now)(), events));
   }
 
+  /**
+   * Run on the node, which compiles the query to its engine's SQL against its hot-key layouts
+   * (soql-read.ts there) and names the page's datasets from the request's. A page is kept as
+   * `query` keeps its own: by the request, without `now` when the query names no relative time
+   * (its answer is the same whatever the clock).
+   */
   soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer> {
-    return readSoql(this, tenant, request);
+    const read = () => this.call<SoqlAnswer>('soql', { tenant: tenantOnly(tenant), request });
+    if (request.query.groupBy || request.query.stats) return read();
+    const key = JSON.stringify({ ...request, now: readsClock(request.query) ? request.now : undefined });
+    return this.unchanged(this.soqlPages, tenant, key, read);
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {
