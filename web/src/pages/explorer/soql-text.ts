@@ -24,7 +24,7 @@ interface Tok {
 }
 
 /**
- * The tokens of q as the server's lexer sees them (src/query/soql/lexer.ts): after an operator,
+ * The tokens of q as the server's lexer sees them (src/soql/lexer.ts): after an operator,
  * and inside `in (…)`, a value is one word up to a space or `()",`; elsewhere a word is a field
  * path. Never throws: unclosed strings and backquotes run to the end.
  */
