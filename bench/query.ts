@@ -438,7 +438,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
     engine = await ClickHouseEngine.open(url);
     let client = httpClient(chServer.apiUrl, seeded.token);
 
-    /** What the query service hands the store for `q` (query-service.ts), run on the engine directly. */
+    /** What the store's SOQL read hands its engine for `q` (src/engine/soql-read.ts), run on the engine directly. */
     const rawCall = (q: string, now: number) => {
       const query = planStats(parseSoql(q), q, now);
       const compiled = compileFilter(query, { now, datasetIds: seeded.datasetIds }, 'clickhouse');

@@ -92,8 +92,6 @@ async function bounded<T>(read: Promise<T>): Promise<T> {
   }
 }
 
-/** Placeholders for `dataset_id IN (…)`. */
-
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
 
