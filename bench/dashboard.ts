@@ -1,5 +1,5 @@
 // npm run bench:dashboard — the explorer in Chromium, measured with the browser's Performance API
-// (issue #18: "first load of the explorer < 300 KB of compressed JS; the explorer renders 1,000
+// (the goals: "first load of the explorer < 300 KB of compressed JS; the explorer renders 1,000
 // rows and a live tail of 200 events/s without dropping frames").
 //
 // Starts the test server in this process (src/test-support/test-server.ts, through the browser

@@ -1,4 +1,4 @@
-// npx tsx bench/hot-keys-load-clickhouse.ts — what hot payload keys (issue #31) cost a load on
+// npx tsx bench/hot-keys-load-clickhouse.ts — what hot payload keys cost a load on
 // ClickHouse: hot-keys-load.ts's events (a realistic shape with 8 payload keys) loaded through
 // ClickHouseEngine.load (RowBinary rows, one INSERT per 48,000 events through the Distributed
 // table, as the loader hands it records), into a fresh database without hot keys and into one

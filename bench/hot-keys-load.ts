@@ -1,4 +1,4 @@
-// npx tsx bench/hot-keys-load.ts — what hot payload keys (issue #31) cost the loader: the same
+// npx tsx bench/hot-keys-load.ts — what hot payload keys cost the loader: the same
 // events (a realistic shape with 8 payload keys) encoded as the write-ahead log's records
 // (encodeBatch, 100 events each), read back and built into the store's data chunks as the
 // loader does (BatchReader, EventChunkBuilder.addEncoded, one reused DuckDBDataChunk) and

@@ -1,4 +1,4 @@
-// The 8-key payload of the hot-key benches (issue #31), shared by bench/hot-keys-load.ts (the
+// The 8-key payload of the hot-key benches, shared by bench/hot-keys-load.ts (the
 // loader alone) and bench/ingest-hot.ts (the whole write path): map, ping, round, region,
 // ranked, weapon and two identifier-like strings (player_id, steam_id: a distinct value nearly
 // every event) — or, with `lowCardinality`, strings of as many bytes and few values (server,

@@ -6,7 +6,7 @@
 // primary), and that again with the rate limit shared through Redis (OPS_REDIS_URL), when Redis
 // answers on 127.0.0.1:6379 (BENCH_REDIS=0 leaves that row out).
 //
-// Then the cost of a request on heavier endpoints (issue #26 item 5): GET /v1/media?limit=10 with
+// Then the cost of a request on heavier endpoints: GET /v1/media?limit=10 with
 // 10 files, GET /v1/datasets (3 datasets with 1,000 events each) and POST /v1/query answering a
 // page of 100 events, each served by one process and by --workers 2, beside a bare node:http
 // process answering the same bytes (each answer captured once from our server and replayed:
@@ -15,7 +15,7 @@
 // against the bare Fastify route and the floor as well.
 //
 // BENCH_ENDPOINTS=tokens (not in the default set) measures POST /v1/tokens, a token creation with
-// its audit entry written in the same transaction (issue #30); BENCH_BASELINE=DIR adds a row for the
+// its audit entry written in the same transaction; BENCH_BASELINE=DIR adds a row for the
 // same request against another built checkout (e.g. the commit before the audit log: `git archive
 // <commit> | tar -x -C DIR`, node_modules linked, `npx tsc -p tsconfig.build.json` there), so the
 // entry's CPU is read beside what the creation cost without it, in the same run. The goal line
@@ -466,7 +466,7 @@ if (endpoints.includes('members')) {
   );
 }
 
-// The cost of a request (issue #26 item 5): each endpoint beside a bare node:http process
+// The cost of a request: each endpoint beside a bare node:http process
 // answering the same bytes, in the same run. CPU per request is the figure the goals are set
 // on (the steadier one here); throughput is printed beside it.
 console.log(`\nthe cost of a request — each endpoint beside a bare node:http process replaying our answer's bytes (same run, medians)`);
@@ -490,7 +490,7 @@ for (const endpoint of endpoints) {
   brief('ours, one process', one);
   brief(`ours, --workers ${workers}`, two);
   if (baseline && twin) {
-    // Issue #30: the audit entry written with each token creation, against the code before it,
+    // The audit entry written with each token creation, against the code before it,
     // both servers set up alike.
     const more = twin.cpu / baseline.cpu - 1;
     console.log(`    CPU per request (set up as baseline) ${fmt(more * 100, 1)}% more than the baseline checkout (${baselineDir}) (goal ≤ 5%: ${more <= 0.05 ? 'met' : 'missed'})`);

@@ -1,4 +1,4 @@
-// Hot payload keys on the whole write path (issue #31). Two comparisons, each in alternating
+// Hot payload keys on the whole write path. Two comparisons, each in alternating
 // rounds so the machine's load falls on every way alike; HTTP, parsing, the log and the loader
 // all count (bench/hot-keys-load.ts measures the loader alone):
 //

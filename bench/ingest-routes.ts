@@ -1,10 +1,10 @@
-// The shipper routes (Loki JSON, Loki protobuf + snappy, Elasticsearch bulk) beside native NDJSON (issue #29): the same events, the same clients, one
+// The shipper routes (Loki JSON, Loki protobuf + snappy, Elasticsearch bulk) beside native NDJSON: the same events, the same clients, one
 // server, rounds alternating between the routes so the machine's load falls on each alike.
 // Used by bench/ingest.ts (`npm run bench:ingest`; BENCH_ROUTES=0 leaves it out).
 import fs from 'node:fs';
 import http from 'node:http';
 import snappy from 'snappy';
-import { PushRequest } from '../src/shippers/loki/push-proto.js';
+import { PushRequest } from '../src/ingest/loki/push-proto.js';
 import { fmt, median } from './support.js';
 
 export interface Route {
@@ -239,7 +239,7 @@ export async function round(apiUrl: string, pid: number, token: string, route: R
       Array.from({ length: clients }, async (_, c) => {
         for (let i = c; performance.now() < deadline; i++) {
           // Not `events += await …`: that reads `events` before the await, and the clients' sums
-          // overwrite each other (it counted about one request in six until session 15).
+          // overwrite each other (each must count its own requests).
           const acknowledged = await post(route.bodies[i % route.bodies.length]!);
           events += acknowledged;
         }

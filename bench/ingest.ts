@@ -42,9 +42,9 @@ const perRequest = 1_000;
  * An event shape and how it is sent: `clients` concurrent clients, each request with the next
  * of `tokens` tokens (one tenant each, spread over organisations and projects).
  *
- * - standard: the bench's shape since session 1: ~160 bytes, `ts` as epoch ms, a message, a
+ * - standard: ~160 bytes, `ts` as epoch ms, a message, a
  *   3-key payload; 6 clients, one token.
- * - realistic: issue #26's shape measured from outside: ~211 bytes, `ts` as an RFC 3339 string
+ * - realistic: the shape an outside check measured: ~211 bytes, `ts` as an RFC 3339 string
  *   (varying), `source`, a 4-key payload, no message; 4 clients over 8 tokens (4 organisations ×
  *   2 projects).
  */
@@ -622,7 +622,7 @@ async function onFreshServer(run: (apiUrl: string, pid: number, token: string) =
     fs.rmSync(prepared.dataDir, { recursive: true, force: true });
   }
 }
-// The shipper routes (Loki JSON, Loki protobuf, Elasticsearch bulk) beside native NDJSON (issue #29).
+// The shipper routes (Loki JSON, Loki protobuf, Elasticsearch bulk) beside native NDJSON.
 if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
   await onFreshServer((apiUrl, pid, token) =>
     benchRoutes(apiUrl, pid, token, shapes[0]!.bodies, {
@@ -633,7 +633,7 @@ if (process.env.BENCH_ROUTES !== '0' && !hotOnly) {
     }),
   );
 }
-// Hot payload keys on the whole write path (issue #31): the default settings' automatic keys
+// Hot payload keys on the whole write path: the default settings' automatic keys
 // against OPS_HOT_KEYS_AUTO=false, and 8 pinned keys against none; DuckDB, then ClickHouse.
 if (process.env.BENCH_HOT !== '0' && process.env.BENCH_ROUTES_ONLY !== '1') {
   const wanted = (process.env.BENCH_HOT_ENGINES ?? 'duckdb,clickhouse').split(',');

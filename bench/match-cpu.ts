@@ -1,10 +1,10 @@
-// npm run bench:match — in-process CPU of match monitors per event (issue #27): bench:monitors'
+// npm run bench:match — in-process CPU of match monitors per event: bench:monitors'
 // 100 monitors and realistic events, the matcher itself (MatchEvaluator.matchAppended, warm
 // cache) over 1,000-event batches made by ingest's parser, beside the same run's cost of that
 // parsing (the peer: work every ingested event costs anyway). BENCH_MONITORS changes the count.
 import { MatchEvaluator } from '../src/monitors/matcher.js';
 import type { MonitorsTable } from '../src/monitors/tables.js';
-import { parseNdjson } from '../src/events/ingest-parse.js';
+import { parseNdjson } from '../src/ingest/native/ndjson.js';
 import { pino } from 'pino';
 
 const gameEvents = ['player_join', 'player_leave', 'match_start', 'round_end', 'kill', 'purchase', 'chat_message'];
@@ -57,7 +57,7 @@ const matcher = new MatchEvaluator({
 });
 const tenant = { orgId: 'o', projectId: 'p', mode: 'live' } as never;
 const now = Date.now();
-// The events as ingest makes them from the request (src/events/ingest-parse.ts), as the server hands them to the matcher.
+// The events as ingest makes them from the request (src/ingest/native/ndjson.ts), as the server hands them to the matcher.
 const lines = Array.from({ length: 32 }, (_, b) => Array.from({ length: 1000 }, (_, i) => realisticLine(b * 1000 + i, now - 60_000 + i)));
 const batches = lines.map((batch) => parseNdjson(Buffer.from(batch.join('\n')), { datasetId: 'ds1', defaultSeverity: 1, now, overflowFrom: undefined }).events);
 matcher.matchAppended(tenant, batches[0]!);

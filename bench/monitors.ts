@@ -1,4 +1,4 @@
-// npm run bench:monitors — issue #27's goals for monitors, each beside a same-run peer.
+// npm run bench:monitors — the goals for monitors, each beside a same-run peer.
 //
 // Part 1, match monitors (BENCH_PARTS=match): 100 match monitors on one project while NDJSON is
 // ingested as fast as the server takes it (1,000 realistic events a request: RFC 3339 ts, every

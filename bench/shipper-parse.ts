@@ -1,16 +1,17 @@
 // tsx bench/shipper-parse.ts — one core, in process: the CPU per event of each ingest route's
 // parsing and mapping up to the events the store takes (NewEvent[]), on the bench:ingest
 // standard shape's bodies (bench/ingest-routes.ts builds them): native NDJSON's parseNdjson,
-// Loki JSON and protobuf (decode + mapping + normaliseMapped, as storeShipped runs it), and the
+// Loki JSON and protobuf (decode + mapping + normaliseMapped, as Inserter.insertItems runs it), and the
 // Elasticsearch bulk (parse + mapping + normaliseMapped + the answer's text). The server-side
 // figures are bench:ingest's; this isolates the part the shipper routes add (docs/benchmarks.md).
-import { parseNdjson, normaliseMapped, type IngestDefaults } from '../src/events/ingest-parse.js';
-import { decodeJsonPush, decodeProtobufPush } from '../src/shippers/loki/decode.js';
-import { toShippedEvents } from '../src/shippers/loki/mapping.js';
-import { parseBulk } from '../src/shippers/elastic/bulk-parse.js';
-import { toShippedEvent } from '../src/shippers/elastic/mapping.js';
-import { bulkAnswer } from '../src/shippers/elastic/answers.js';
-import type { ShippedEvent } from '../src/shippers/store-shipped.js';
+import { parseNdjson } from '../src/ingest/native/ndjson.js';
+import { normaliseMapped, type IngestDefaults } from '../src/ingest/core/normalise.js';
+import { decodeJsonPush, decodeProtobufPush } from '../src/ingest/loki/decode.js';
+import { toShippedEvents } from '../src/ingest/loki/mapping.js';
+import { parseBulk } from '../src/ingest/elastic/bulk-parse.js';
+import { toShippedEvent } from '../src/ingest/elastic/mapping.js';
+import { bulkAnswer } from '../src/ingest/elastic/answers.js';
+import type { IngestItem } from '../src/ingest/core/insert.js';
 import type { NewEvent } from '../src/engine/event-store.js';
 import { encodeBatch } from '../src/engine/wal/event-batch.js';
 import { routeBodies } from './ingest-routes.js';
@@ -46,8 +47,8 @@ const encode = process.env.BENCH_ENCODE === '1';
 const tenant = { orgId: '01KBENCHORG00000000000000', projectId: '01KBENCHPROJECT0000000000', mode: 'live' } as const;
 const stored = (events: NewEvent[]): number => (encode ? encodeBatch(tenant, defaults.now, events).length && events.length : events.length);
 
-/** storeShipped's synchronous part for one dataset. */
-function normaliseShipped(items: ShippedEvent[]): NewEvent[] {
+/** Inserter.insertItems's synchronous part for one dataset. */
+function normaliseShipped(items: IngestItem[]): NewEvent[] {
   const events = normaliseMapped(items, defaults).events;
   if (encode) encodeBatch(tenant, defaults.now, events);
   return events;
@@ -64,7 +65,7 @@ const cases: Array<{ name: string; bodies: Buffer[]; run: (body: Buffer) => numb
     bodies: routes.bulk,
     run: (body) => {
       const items = parseBulk(body, 'bench-es');
-      const shipped: ShippedEvent[] = [];
+      const shipped: IngestItem[] = [];
       for (const item of items) if (item.document) shipped.push(toShippedEvent(item.index, item.id, item.document, item.bytes));
       const stored = normaliseShipped(shipped);
       return bulkAnswer(items, stored.map((e) => e.eventId), 1).length > 0 ? stored.length : 0;

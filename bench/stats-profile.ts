@@ -65,14 +65,14 @@ const q = (x: string, agg = 'quantile_cont', level = '0.95') =>
   `SELECT source AS k0, ${agg}(${x}, ${level}) AS v0 FROM events WHERE ${where} GROUP BY k0 ORDER BY v0 DESC NULLS LAST, k0 ASC NULLS LAST LIMIT 1000`;
 const by = (agg: string) => `SELECT source AS k0, ${agg} AS v0 FROM events WHERE ${where} GROUP BY k0 ORDER BY v0 DESC LIMIT 1000`;
 
-// The expression stats.ts compiles now (one `?`: the pointer), and session 10's.
+// The expression stats.ts compiles now (one `?`: the pointer), and a json_type-guarded one it is compared with.
 const compiled = compileStats(parseSoql('stats p95(payload.ping) by source').stats!, 'duckdb').values[0]!;
 const now = compiled.sql.replace(/^quantile_cont\((.*), 0\.95\)$/, '$1');
 const before = `CASE WHEN TRY(json_type(payload, ?)) IN ${NUM} THEN TRY_CAST(TRY(json_extract(payload, ?)) AS DOUBLE) END`;
 const literal = (sql: string) => sql.replace(/\?/g, "'/ping'");
 
 // A numeric payload condition over every row (a count: no top-N cuts it short), as compiled
-// now and as session 10 compiled its number branch (json_type guard).
+// now and with a json_type guard on its number branch.
 const numeric = compileDuckDbFilter(parseSoql('payload.ping > 350'), { now: Date.now(), datasetIds: new Map() });
 const numericBefore =
   `COALESCE((TRY(json_type(payload, ?)) = 'VARCHAR' AND TRY(json_extract_string(payload, ?)) > ?) OR ` +

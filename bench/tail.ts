@@ -2,7 +2,7 @@
 // its own process, opens 1, 100 and 1,000 sessions of one tenant (the worst case for fan-out:
 // every session matches every event), then ingests one event per round and times its arrival
 // at every session from the ingest request's answer (p50/p99). Prints the server's RSS per open
-// idle session. Goals (issue 6): p99 < 250 ms with 1,000 sessions; < 50 KB per idle session.
+// idle session. Goals: p99 < 250 ms with 1,000 sessions; < 50 KB per idle session.
 //
 // Then, across processes (BENCH_CROSS=0 leaves it out): an events node (`opsctl events-node`)
 // and two API processes A and B (`opsctl serve` with OPS_EVENTS_URL, one OPS_SECRET_KEY, one

@@ -1,5 +1,5 @@
 // tsx bench/token-create.ts — the CPU of one token creation in process (the token service on a
-// SQLite metadata store, no HTTP), with and without its audit entry (issue #30): bench:http's
+// SQLite metadata store, no HTTP), with and without its audit entry: bench:http's
 // tokens row carries ~300 µs of HTTP, authentication and a shared machine around the same work,
 // so the entry's own cost is read here, where it is most of what differs.
 //

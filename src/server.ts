@@ -12,8 +12,7 @@ import { openEvents, type EventsCapability } from './events/capability.js';
 import type { EventsRuntimeOptions } from './events/runtime.js';
 import { openQuery } from './query/capability.js';
 import { openTail, type TailCapability } from './tail/capability.js';
-import { openOtlp } from './otlp/capability.js';
-import { openShippers } from './shippers/capability.js';
+import { openIngest } from './ingest/capability.js';
 import { openAnnounced } from './features/capability.js';
 import { openIdempotency } from './idempotency/capability.js';
 import { openDashboard } from './dashboard/capability.js';
@@ -121,14 +120,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     opened(openUsage(ctx));
     const media = opened(openMedia(ctx, { log, urls }));
     const events = opened(await openEvents(ctx, log, options.events));
+    // Every ingest protocol, onto the events capability's datasets and store.
+    opened(openIngest(ctx, events));
     opened(openQuery(ctx, events));
     // Ingest reaches live tail through the tail capability's relay (src/tail/relay.ts): each
     // durable append, or on ClickHouse each log record, goes to this process's feeds at once
     // and to the other API processes over the bus. A lost message only delays: each feed reads
     // from its own cursor and polls every OPS_TAIL_POLL_MS.
     const tail = opened(openTail(ctx, events, log));
-    opened(openOtlp(ctx, events));
-    opened(openShippers(ctx, events));
     opened(openAnnounced(ctx, { events, urls }));
     const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
     const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));

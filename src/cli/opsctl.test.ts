@@ -90,7 +90,7 @@ describe('opsctl, while the server runs', () => {
     assert.match(badWorkers.stderr, /--workers must be a whole number from 1 to 256/);
   });
 
-  // Issue #13, item 14: help at every level.
+  // Help at every level.
   test('--help, <cmd> --help and <cmd> <sub> --help describe every command and option and exit 0', async () => {
     const all = [...commands, ...extraCommands];
     // Help needs no valid configuration: it is what someone reads when theirs is wrong.

@@ -300,7 +300,7 @@ export class LoggedEventStore implements EventStore {
 
   /**
    * On ClickHouse an append is answered once its events are in ClickHouse, so a read on any
-   * host right after the answer sees them (read-your-writes across hosts, issue #28); the
+   * host right after the answer sees them (read-your-writes across hosts); the
    * group commit of the log and the loader's batching make concurrent appends share one INSERT.
    * While loads fail (ClickHouse down), or past the read wait, the answer rests on the log's
    * durability alone, as on DuckDB: the loader loads the events when it can. Never rejects.

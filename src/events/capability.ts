@@ -13,9 +13,9 @@ export interface EventsCapability extends Capability, EventsRuntime {
 }
 
 /**
- * Datasets, ingest, schema discovery and retention. Opens the event store, which DuckDB lets
- * one process hold: the server's, so opsctl never opens this (it asks the admin socket started
- * here, admin-socket.ts). Retention runs every OPS_PURGE_INTERVAL_MS; hot keys are looked after
+ * Datasets, schema discovery and retention (ingest, onto these datasets, is src/ingest's).
+ * Opens the event store, which DuckDB lets one process hold: the server's, so opsctl never opens
+ * this (it asks the admin socket started here, admin-socket.ts). Retention runs every OPS_PURGE_INTERVAL_MS; hot keys are looked after
  * every OPS_HOT_KEYS_INTERVAL_MS (hot-key-chooser.ts).
  */
 export async function openEvents(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsCapability> {

@@ -7,7 +7,6 @@ import { severities } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { datasetNamePattern, type Dataset } from './dataset-service.js';
 import type { EventsRuntime } from './runtime.js';
-import { registerIngestRoute } from './ingest-route.js';
 import { answerInCommit } from '../idempotency/index.js';
 import { hotKeysOf, hotKeysView, type HotKeyEntry } from './hot-keys.js';
 
@@ -72,7 +71,7 @@ const summaryOf = (d: Dataset, eventsLast24h: number, hot: readonly HotKeyEntry[
   created_at: d.created_at,
 });
 
-/** GET/POST /datasets, PATCH/DELETE /datasets/{name}, GET /datasets/{name}/schema, ingest. */
+/** GET/POST /datasets, PATCH/DELETE /datasets/{name}, GET /datasets/{name}/schema (ingest is src/ingest's). */
 export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: EventsRuntime): Promise<void> {
   const { store, datasets, schemas, hotKeys } = events;
   v1.addSchema(DatasetSummary);
@@ -204,6 +203,4 @@ export async function registerDatasetRoutes(v1: Api, ctx: AppContext, events: Ev
       };
     },
   );
-
-  await registerIngestRoute(v1, ctx, events);
 }

@@ -159,7 +159,7 @@ describe('event bounds', () => {
     assert.equal(r.body.sampled_events, 4);
     assert.equal(r.body.payload_fields_truncated, true);
     assert.equal(r.body.payload_fields.length, 50);
-    // Held as a string by 3 of the 4 events; not hot: a distinct string in each, identifier-like (issue #31).
+    // Held as a string by 3 of the 4 events; not hot: a distinct string in each, identifier-like.
     assert.deepEqual(r.body.payload_fields[0], { key: 'top', cardinality: 3, samples: ['t', 'w', 'x'] });
     // group by over the same stored events answers too (the deep value as its JSON text)
     const q = await s.request('POST', '/query', { json: { q: 'dataset:legacy group by payload.a' } });

@@ -1,5 +1,5 @@
 /**
- * Hot keys read from their columns alone (issue #31, duckdb-soql-hot.ts): when no stored row of a
+ * Hot keys read from their columns alone (duckdb-soql-hot.ts): when no stored row of a
  * query's datasets needs the JSON for a key, DuckDB's SQL names the column and not `payload`
  * (so the payload text is not read at all). Checked on the SQL the query service hands the real
  * store (recorded on the way), and on the answers, which must equal a control dataset's without

@@ -1,5 +1,5 @@
 /**
- * `group by` a hot key on ClickHouse (issue #31, clickhouse-soql-hot.ts hotGroupOf): the rows are
+ * `group by` a hot key on ClickHouse (clickhouse-soql-hot.ts hotGroupOf): the rows are
  * grouped first by the slot columns the key's types leave varying — the text alone when every
  * row holds a string, as `group by source` groups its column — and the key's JSON text is
  * written once per group. The types come from hotLayouts (each load adds its rows' before its

@@ -1,5 +1,5 @@
 /**
- * Issue #28: on ClickHouse every API process is an ingester with a write-ahead log of its own,
+ * On ClickHouse every API process is an ingester with a write-ahead log of its own,
  * and no events node stands between them and ClickHouse. Real processes (`opsctl serve`, `serve
  * --workers 2`), the real two-shard cluster of scripts/clickhouse.sh (OPS_TEST_CLICKHOUSE_URL),
  * and for the two hosts PostgreSQL as their shared metadata. kill -9 of a host mid-ingest, and

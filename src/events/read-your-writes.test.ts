@@ -12,7 +12,7 @@ test('over HTTP: every query, count and schema right after the acknowledgements 
     );
     assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
     // On ClickHouse an ingest is answered once its events are loaded (read-your-writes across
-    // hosts, issue #28): no backlog is left to read past there; on DuckDB the answer rests on the log.
+    // hosts): no backlog is left to read past there; on DuckDB the answer rests on the log.
     if ((await s.server.events.store.dialect()) === 'duckdb') assert.ok(s.server.events.store.backlog > 0, 'the loader is behind when the reads arrive');
     else assert.equal(s.server.events.store.backlog, 0, 'on ClickHouse every answered event is loaded');
     const [group, list, schema] = await Promise.all([

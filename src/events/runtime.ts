@@ -27,7 +27,7 @@ export interface EventsRuntime {
   owner: boolean;
   datasets: DatasetService;
   schemas: SchemaService;
-  /** Each dataset's hot payload keys (issue #31). */
+  /** Each dataset's hot payload keys. */
   hotKeys: HotKeyService;
   /** Calls `listener` after each durable append in this process (live tail wakes its sessions; polling is the fallback). */
   onAppended(listener: AppendListener): void;

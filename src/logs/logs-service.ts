@@ -7,9 +7,10 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { severities, type Severity, type StoredEvent } from '../shared/event-record.js';
 import type { CompiledFilter, EventKey, NewEvent } from '../engine/event-store.js';
 import { defaultDatasetName } from '../events/dataset-service.js';
-import { ingestLimits, payloadShapeProblem, withoutLoneSurrogates } from '../events/ingest-parse.js';
+import { ingestLimits, payloadShapeProblem } from '../ingest/core/limits.js';
+import { withoutLoneSurrogates } from '../ingest/core/normalise.js';
 import type { EventsRuntime } from '../events/runtime.js';
-import { storeToTargets, type TargetOf } from '../events/store-events.js';
+import { storeToTargets, type TargetOf } from '../ingest/core/store-events.js';
 import { eventIdOf, logIdOf } from './log-id.js';
 
 /** The dataset log entries are stored in (DECISIONS.md §9, last point). */

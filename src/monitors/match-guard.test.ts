@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compilePredicate, parseSoql } from '../soql/index.js';
 import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
-import { parseNdjson } from '../events/ingest-parse.js';
+import { parseNdjson } from '../ingest/native/ndjson.js';
 import type { NewEvent } from '../engine/event-store.js';
 import { forEachCandidate, guardIndex, matchGuard, severityLevels } from './match-guard.js';
 

@@ -13,7 +13,7 @@ import type { NotificationBody } from './test-monitors.js';
 import { needs } from '../test-support/ci.js';
 
 /**
- * Monitors on several API hosts (issue #27, DECISIONS.md §18: each monitor evaluated by one
+ * Monitors on several API hosts (DECISIONS.md §18: each monitor evaluated by one
  * process per interval, each notification sent by one, a dead host's monitors handed on within
  * 2 × `every`). Real `opsctl serve` processes over one metadata store and one events node, as
  * on separate hosts: on the PostgreSQL leg (OPS_TEST_DATABASE_URL) each has a data directory of

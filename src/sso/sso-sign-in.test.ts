@@ -93,7 +93,7 @@ describe('single sign-on: e-mail → provider → callback → session', () => {
     const again = await signIn('ada@studio.example');
     assert.equal(again.refusal, undefined, again.refusal);
     assert.deepEqual((await members()).map((m: { role: { name: string } }) => m.role.name), ['Viewer']);
-    // Each sign-in is in the organisation's audit log, written with its session (issue #30).
+    // Each sign-in is in the organisation's audit log, written with its session.
     const audit = await s.request('GET', `/orgs/${s.tenants.a.orgId}/audit?action=sso.sign_in`);
     assert.equal(audit.status, 200, audit.text);
     const entries = audit.body.entries as Array<{ actor: { type: string; id: string }; target: { id: string }; outcome: string; details: { email: string; method: string } }>;

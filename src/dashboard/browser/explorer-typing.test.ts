@@ -1,4 +1,4 @@
-// The explorer's SOQL editor typed into key by key, as people type (issue #26: keystrokes the
+// The explorer's SOQL editor typed into key by key, as people type (keystrokes the
 // editor lost or moved), with its completions; in a file of its own so it runs beside the rest.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -154,7 +154,7 @@ export async function runGroupBy<T>(
  * INSERT of thousands of rows. It runs in the events worker thread (engine-worker.ts), so row
  * building never runs on the HTTP event loop.
  *
- * Every API process is an ingester (issue #28): each loads its own write-ahead log, named by
+ * Every API process is an ingester: each loads its own write-ahead log, named by
  * its log id (log-id.ts), into the same tables; no process stands between the others and
  * ClickHouse.
  *

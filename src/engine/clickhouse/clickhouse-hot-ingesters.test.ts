@@ -1,5 +1,5 @@
 /**
- * Hot keys with several ingesters on ClickHouse (issue #28, docs/events-engine.md "Several
+ * Hot keys with several ingesters on ClickHouse (docs/events-engine.md "Several
  * ingesters"): two engines loading logs of their own into one database, as two API processes
  * do. The second adopts the layout the first made for the same keys; after a change, while the
  * other is loading, a read counts the rows it may still load with an older layout (the grace) and

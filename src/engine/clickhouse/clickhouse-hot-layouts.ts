@@ -1,5 +1,5 @@
 /**
- * Hot payload keys on ClickHouse (issue #31; docs/events-engine.md "Hot payload keys"). A
+ * Hot payload keys on ClickHouse (docs/events-engine.md "Hot payload keys"). A
  * dataset's hot keys get typed columns the SOQL compiler reads instead of the flattened payload
  * arrays (payload-paths.ts), which every row holds in full.
  *

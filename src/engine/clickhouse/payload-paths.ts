@@ -35,7 +35,7 @@ export const maxJsonBytes = 64 * 1024;
 
 /**
  * Nodes deeper than this are not flattened (they read as missing on ClickHouse). Ingest caps
- * payloads at 32 levels (ingest-parse.ts); only events stored before the caps can be deeper,
+ * payloads at 32 levels (src/ingest/core/limits.ts); only events stored before the caps can be deeper,
  * and flattening them whole would cost their depth times their size.
  */
 export const maxFlatDepth = 64;

@@ -1,5 +1,5 @@
 /**
- * Hot payload keys on ClickHouse (issue #31) must not change an answer. Random events are
+ * Hot payload keys on ClickHouse must not change an answer. Random events are
  * written as the engine's loader writes them (RowBinary, the flattened payload, and the slot
  * columns by clickhouse-hot-layouts.ts's writeHotSlot) in three phases, in ts order: without
  * hot keys (sometimes left out, so that every row has a layout), with a first layout per
@@ -284,7 +284,7 @@ onLeg.describe('hot payload keys on a ClickHouse server', () => {
               ['every layout', readsOf(all)],
               ['every layout, types not known', readsOf(untyped)],
               ['compiled before the second layouts', readsOf(stale)],
-              // Another ingester loaded rows of types this process never saw (issue #28's many
+              // Another ingester loaded rows of types this process never saw (many
               // ingesters): each slot's types cut to the lowest one; the answer must not move.
               ['types of another ingester unknown', readsOf(all.map((l) => (l.types ? { ...l, types: l.types.map((b) => b & -b) } : l)))],
             ];

@@ -1,5 +1,5 @@
 /**
- * Hot payload keys (issue #31) must not change an answer: random events are loaded through the
+ * Hot payload keys must not change an answer: random events are loaded through the
  * store's own data chunks (EventChunkBuilder, what the loader appends) with a key becoming hot
  * half-way and changing type and slot in the second half, and random filters, `group by` keys
  * and `stats` are compiled three ways — no hot reads, only the first layout known (a query

@@ -344,50 +344,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/query": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run a SOQL query: a page of events, a group-by count, or statistics
-         * @description Without `group by`: 100 events per page, newest first; pass `next_cursor` back as `cursor` with the same `q`. With `group by`: `{field, groups}`, the top 100 values by count. With `stats`: `{stats}`, at most 1,000 rows. Each request counts toward the `queries_month` quota.
-         *
-         *     Requires scope `logs:read`.
-         */
-        post: operations["runQuery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/query/tail": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Live tail: stream matching events as Server-Sent Events
-         * @description Streams events ingested after the session opened that match `q`, oldest first, at most 200 per batch: each as an `id:` line (resume with `Last-Event-ID`) and a `data:` line holding the event without org_id and project_id. A `:heartbeat` comment is sent periodically; the stream closes after a period with no matching event. At most 3 sessions per token on one API host. Plan Logs Pro or higher.
-         *
-         *     Requires scope `logs:read`.
-         */
-        post: operations["tailQuery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/otlp/v1/logs": {
         parameters: {
             query?: never;
@@ -492,6 +448,50 @@ export interface paths {
          *     Requires scope `logs:write`.
          */
         post: operations["elasticIndexBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a SOQL query: a page of events, a group-by count, or statistics
+         * @description Without `group by`: 100 events per page, newest first; pass `next_cursor` back as `cursor` with the same `q`. With `group by`: `{field, groups}`, the top 100 values by count. With `stats`: `{stats}`, at most 1,000 rows. Each request counts toward the `queries_month` quota.
+         *
+         *     Requires scope `logs:read`.
+         */
+        post: operations["runQuery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/query/tail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Live tail: stream matching events as Server-Sent Events
+         * @description Streams events ingested after the session opened that match `q`, oldest first, at most 200 per batch: each as an `id:` line (resume with `Last-Event-ID`) and a `data:` line holding the event without org_id and project_id. A `:heartbeat` comment is sent periodically; the stream closes after a period with no matching event. At most 3 sessions per token on one API host. Plan Logs Pro or higher.
+         *
+         *     Requires scope `logs:read`.
+         */
+        post: operations["tailQuery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2531,163 +2531,6 @@ export interface operations {
             };
         };
     };
-    runQuery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description one SOQL query (SOQL.md); the empty query matches every event */
-                    q: string;
-                    /** @description next_cursor of the previous page of this same query */
-                    cursor?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description newest first (ts desc, then event_id desc), at most 100 */
-                        events: {
-                            /** Format: uuid */
-                            event_id: string;
-                            /**
-                             * Format: date-time
-                             * @description event time, ISO 8601 with milliseconds
-                             */
-                            ts: string;
-                            /** Format: date-time */
-                            ingested_at: string;
-                            /** @description omitted in live-tail events */
-                            org_id?: string;
-                            /** @description omitted in live-tail events */
-                            project_id?: string;
-                            /** @description dataset name */
-                            dataset: string;
-                            /**
-                             * @description ordinal: debug < info < warn < error < fatal
-                             * @enum {string}
-                             */
-                            severity: "debug" | "info" | "warn" | "error" | "fatal";
-                            /** @description event name */
-                            event: string;
-                            actor?: string;
-                            source?: string;
-                            message: string;
-                            /** @description free-form key/value data */
-                            payload: {
-                                [key: string]: unknown;
-                            };
-                            bytes_raw: number;
-                        }[];
-                        /** @description pass as `cursor` with the same q for the next page; "" when there is no more */
-                        next_cursor: string;
-                        has_more: boolean;
-                    } | {
-                        /** @description the group by field as written canonically (`source`, `payload.map`) */
-                        field: string;
-                        /** @description at most 100 rows, by count descending, ties by value */
-                        groups: {
-                            /** @description the field value (severity and dataset as names, times as ISO); a payload value keeps its JSON type, objects and arrays included (grouped by their JSON text, keys in the order sent); null groups events without the field */
-                            value: string | number | boolean | null | {
-                                [key: string]: unknown;
-                            } | unknown[];
-                            count: number;
-                        }[];
-                    } | {
-                        /** @description at most 1,000 rows: with a bin by bin ascending, else by the first aggregate descending; ties by the by-values */
-                        stats: {
-                            /** @description each by-item as written canonically (`source`, `payload.map`, `bin(5m)`) → its value; a bin is the ISO time of its start */
-                            by: {
-                                [key: string]: string | number | boolean | null | {
-                                    [key: string]: unknown;
-                                } | unknown[];
-                            };
-                            /** @description each aggregate as written canonically (`count()`, `p95(payload.ping)`) → its value; null when the group has no number for it */
-                            values: {
-                                [key: string]: number | null;
-                            };
-                        }[];
-                    };
-                };
-            };
-            /** @description error */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description error */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    tailQuery: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description resume after this event id */
-                "last-event-id"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description a SOQL query without group by; "" matches every event */
-                    q: string;
-                };
-            };
-        };
-        responses: {
-            /** @description the event stream */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description error */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description error */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
     exportOtlpLogs: {
         parameters: {
             query?: never;
@@ -2969,6 +2812,163 @@ export interface operations {
                             };
                         }[];
                     };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runQuery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description one SOQL query (SOQL.md); the empty query matches every event */
+                    q: string;
+                    /** @description next_cursor of the previous page of this same query */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description newest first (ts desc, then event_id desc), at most 100 */
+                        events: {
+                            /** Format: uuid */
+                            event_id: string;
+                            /**
+                             * Format: date-time
+                             * @description event time, ISO 8601 with milliseconds
+                             */
+                            ts: string;
+                            /** Format: date-time */
+                            ingested_at: string;
+                            /** @description omitted in live-tail events */
+                            org_id?: string;
+                            /** @description omitted in live-tail events */
+                            project_id?: string;
+                            /** @description dataset name */
+                            dataset: string;
+                            /**
+                             * @description ordinal: debug < info < warn < error < fatal
+                             * @enum {string}
+                             */
+                            severity: "debug" | "info" | "warn" | "error" | "fatal";
+                            /** @description event name */
+                            event: string;
+                            actor?: string;
+                            source?: string;
+                            message: string;
+                            /** @description free-form key/value data */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            bytes_raw: number;
+                        }[];
+                        /** @description pass as `cursor` with the same q for the next page; "" when there is no more */
+                        next_cursor: string;
+                        has_more: boolean;
+                    } | {
+                        /** @description the group by field as written canonically (`source`, `payload.map`) */
+                        field: string;
+                        /** @description at most 100 rows, by count descending, ties by value */
+                        groups: {
+                            /** @description the field value (severity and dataset as names, times as ISO); a payload value keeps its JSON type, objects and arrays included (grouped by their JSON text, keys in the order sent); null groups events without the field */
+                            value: string | number | boolean | null | {
+                                [key: string]: unknown;
+                            } | unknown[];
+                            count: number;
+                        }[];
+                    } | {
+                        /** @description at most 1,000 rows: with a bin by bin ascending, else by the first aggregate descending; ties by the by-values */
+                        stats: {
+                            /** @description each by-item as written canonically (`source`, `payload.map`, `bin(5m)`) → its value; a bin is the ISO time of its start */
+                            by: {
+                                [key: string]: string | number | boolean | null | {
+                                    [key: string]: unknown;
+                                } | unknown[];
+                            };
+                            /** @description each aggregate as written canonically (`count()`, `p95(payload.ping)`) → its value; null when the group has no number for it */
+                            values: {
+                                [key: string]: number | null;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description error */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    tailQuery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description resume after this event id */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a SOQL query without group by; "" matches every event */
+                    q: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description error */

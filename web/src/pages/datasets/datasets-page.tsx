@@ -1,4 +1,4 @@
-// Datasets (issue #18): the project's datasets with their last 24 hours (GET /v1/datasets and one
+// Datasets: the project's datasets with their last 24 hours (GET /v1/datasets and one
 // SOQL `stats count() by dataset, bin(1h)` query), create / edit / archive for roles with
 // logs:write, and each dataset's schema (GET /v1/datasets/{name}/schema).
 // Requests: use-datasets.ts (list, summary, the plan's retention), use-hourly-activity.ts (the

@@ -1,4 +1,4 @@
-// The explorer (issue #18), the dashboard's home page: a SOQL editor, a time range, the volume
+// The explorer, the dashboard's home page: a SOQL editor, a time range, the volume
 // histogram, and the answer of POST /v1/query (events with load-more by cursor, or a group by /
 // stats table and chart); Live switches the same query to POST /v1/query/tail. The query and
 // range live in the URL (?q=…&range=1h, or range=custom&from=…&to=…), so reload and back keep them.

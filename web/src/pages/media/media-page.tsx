@@ -1,4 +1,4 @@
-// Media (issue #18): the project's files as a grid of thumbnails (images from their delivery
+// Media: the project's files as a grid of thumbnails (images from their delivery
 // URL; icons for video, PDF and others), uploads by drag and drop or a file picker with a
 // progress bar each, copy URL, folder and tag filters (GET /v1/media's `folder` and `tag`),
 // "load more" by cursor, soft delete with confirmation, and the recently deleted files with

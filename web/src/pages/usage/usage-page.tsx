@@ -1,4 +1,4 @@
-// Usage and plan (issue #18): the organisation's quotas this period (GET /v1/usage, usage:read)
+// Usage and plan: the organisation's quotas this period (GET /v1/usage, usage:read)
 // as bars, the plan's other limits (GET /v1/billing, billing:read: Owner and Admin), and what
 // happens at each limit. Requests: use-usage.ts.
 import type { JSX } from 'preact';
