@@ -21,7 +21,8 @@ import { startServer } from '../src/server.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { eventColumns, tenantWhere } from '../src/engine/duckdb/duckdb-sql.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, compileStats, parseSoql, planStats, statsRowLimit } from '../src/query/soql/index.js';
+import { parseSoql, planStats, statsRowLimit } from '../src/soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, compileStats } from '../src/engine/soql-compile.js';
 import { statsSelect } from '../src/engine/event-store.js';
 import { maxGroups, pageSize } from '../src/query/query-service.js';
 import { ClickHouseEngine } from '../src/engine/clickhouse/clickhouse-engine.js';
@@ -49,7 +50,7 @@ const queries = [
   { name: 'payload-key filter', q: 'payload.ping > 350 AND payload.map:dust' },
   { name: 'group by source', q: 'severity >= warn group by source' },
   { name: 'group by payload.map', q: 'severity >= warn group by payload.map' },
-  // SOQL stats (issue 17): a 24-hour histogram of 1-minute bins (the generated data's first
+  // SOQL stats: a 24-hour histogram of 1-minute bins (the generated data's first
   // day: 1.44M events, all of them at 1M), and a percentile of a payload number over everything.
   { name: 'stats by bin(1m) 24h', q: `ts >= ${iso(base)} AND ts < ${iso(base + 86_400_000)} stats count() by bin(1m)` },
   { name: 'p95(ping) by source', q: 'stats p95(payload.ping) by source' },
@@ -264,7 +265,7 @@ for (const size of duckSizes) {
 }
 
 /**
- * Hot payload keys (issue #31): the same queries on a payload key and on a canonical column,
+ * Hot payload keys: the same queries on a payload key and on a canonical column,
  * with the payload keys read from the JSON, then from their hot columns. The keys are made hot
  * through the server's store (the layouts and columns it would make), and the generated rows'
  * hot columns filled with SQL as the loader would have filled them at load (the bench generates
@@ -437,7 +438,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
     engine = await ClickHouseEngine.open(url);
     let client = httpClient(chServer.apiUrl, seeded.token);
 
-    /** What the query service hands the store for `q` (query-service.ts), run on the engine directly. */
+    /** What the store's SOQL read hands its engine for `q` (src/engine/soql-read.ts), run on the engine directly. */
     const rawCall = (q: string, now: number) => {
       const query = planStats(parseSoql(q), q, now);
       const compiled = compileFilter(query, { now, datasetIds: seeded.datasetIds }, 'clickhouse');
@@ -506,7 +507,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
         console.log(`    ${name}: ${trace.length} statement${trace.length === 1 ? '' : 's'}: ${trace.map((s) => `${fmt(s.ms, 1)}`).join(' + ')} ms`);
         if (process.env.BENCH_VERBOSE) for (const s of trace) console.log(`      ${fmt(s.ms, 1)} ms  ${abbreviate(s.sql)}`);
       }
-      // Hot payload keys (issue #31), as on DuckDB: a server restarted on the filled columns.
+      // Hot payload keys, as on DuckDB: a server restarted on the filled columns.
       client.close();
       chServer = await clickHouseHotKeyRows(chServer, seeded, hosts, size, async (defaults) => {
         await chServer!.close();
@@ -527,7 +528,7 @@ async function clickHouseBench(baseUrl: string, version: string): Promise<Map<nu
 }
 
 /**
- * Hot payload keys on ClickHouse (issue #31): bench:query's DuckDB "hot payload keys" rows on
+ * Hot payload keys on ClickHouse: bench:query's DuckDB "hot payload keys" rows on
  * the ClickHouse server, HTTP medians of each pair with the keys read from the flattened arrays;
  * then with the default settings (the server receives events again and its background task
  * chooses the keys and fills the older rows by mutations: waitForDefaults); then with `map`,

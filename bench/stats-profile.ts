@@ -13,7 +13,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { eventsTableDdl } from '../src/engine/event-columns.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
-import { compileDuckDbFilter, compileStats, parseSoql } from '../src/query/soql/index.js';
+import { parseSoql } from '../src/soql/index.js';
+import { compileDuckDbFilter, compileStats } from '../src/engine/soql-compile.js';
 
 const size = Number(process.env.PROFILE_SIZE ?? 10_000_000);
 const file = process.env.PROFILE_DB ?? '/tmp/p95prof/events.duckdb';

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { schemaSql, tenantWhere } from '../src/engine/duckdb/duckdb-sql.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
-import { compileDuckDbFilter, compileStats, parseSoql, planStats, statsRowLimit, withinDatasets } from '../src/query/soql/index.js';
+import { parseSoql, planStats, statsRowLimit } from '../src/soql/index.js';
+import { compileDuckDbFilter, compileStats, withinDatasets } from '../src/engine/soql-compile.js';
 import { statsSelect } from '../src/engine/event-store.js';
 import { withinWindow } from '../src/monitors/window-query.js';
 

@@ -6,7 +6,7 @@
 const layers = [
   { name: 'shared', folders: ['shared'] },
   { name: 'config', folders: ['config'] },
-  { name: 'kernel', folders: ['kernel', 'http', 'errors', 'outbound'] },
+  { name: 'kernel', folders: ['kernel', 'http', 'errors', 'outbound', 'soql'] },
   { name: 'stores', folders: ['stores', 'engine', 'tenancy', 'pagination', 'cluster', 'plans', 'quotas'] },
   { name: 'foundation', folders: ['app', 'audit', 'auth', 'orgs', 'members', 'tokens', 'idempotency'] },
   {
@@ -34,14 +34,11 @@ const exceptions = [
   // idempotency keys). Each of those folders holds both a service below the context and an HTTP
   // surface above it; until the two are in folders of their own, these hand-overs are let off.
   { rule: 'folders', from: '^src/(audit|idempotency|members|tokens)/', to: '^src/app/(context|command)\\.ts$' },
-  // SOQL's ClickHouse compiler reads the ClickHouse engine's payload typing and literals. SOQL is
-  // to have a folder of its own (src/soql); these are untangled with that move.
-  { rule: 'engine-backends', from: '^src/query/soql/', to: '^src/engine/clickhouse/(payload-paths|literal)\\.ts$' },
-  // SOQL's DuckDB and ClickHouse hot-column compilers import each other; untangled with SOQL's move.
-  { rule: 'no-circular', from: '^src/query/soql/clickhouse-hot\\.ts$', to: '^src/query/soql/duckdb\\.ts$' },
-  // The events capability's hot keys use SOQL's DuckDB compiler, which sits in src/query above
-  // it: with SOQL in src/soql below both, the folders no longer meet.
-  { rule: 'folders', from: '^src/events/hot-keys\\.ts$', to: '^src/query/soql/' },
+  // Type-only cycles inside the engine, between its interface and the SOQL compilers and loaded
+  // positions that came into src/engine with SOQL's move: the interface names their types
+  // (LoadedPositions, GroupValue) while they name its own (CompiledFilter, SqlDialect,
+  // CompiledGroupKey, TwoStepGroup). Untangled by giving those shared types a file of their own.
+  { rule: 'no-circular', from: '^src/engine/event-store\\.ts$', to: '^src/engine/(loaded-positions|soql-sql)\\.ts$' },
 ];
 
 module.exports = { layers, testCode, exceptions };

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EditorState } from '@codemirror/state';
-import { parseSoql } from '../query/soql/index.js';
+import { parseSoql } from '../soql/index.js';
 import { tsImport } from 'tsx/esm/api';
 import type { Vocabulary } from '../../web/src/pages/explorer/soql-complete.js';
 

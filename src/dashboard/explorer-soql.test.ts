@@ -5,9 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compilePredicate, parseSoql } from '../query/soql/index.js';
+import { compilePredicate, parseSoql } from '../soql/index.js';
 import { AppError } from '../errors/app-error.js';
-import type { StoredEvent } from '../engine/event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import { tsImport } from 'tsx/esm/api';
 
 // web/src is TypeScript outside src/ (which `npm test` runs transpiled into dist-test/): loaded through tsx.

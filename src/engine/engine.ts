@@ -1,5 +1,5 @@
 import type { Tenant } from '../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import type { AggregateRequest, CompiledFilter, EventKey, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, ReadLane, StatsRequest, TailRequest } from './event-store.js';
 

@@ -1,12 +1,15 @@
 import type { TailPosition } from './tail-position.js';
 import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { NewEvent, StoredEvent } from './event-record.js';
+import type { NewEvent, StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
+import type { SoqlQuery } from '../soql/ast.js';
+import type { LoadedPositions } from './loaded-positions.js';
+import type { GroupValue } from './soql-sql.js';
 
-// An event ready to store is declared with the stored event it becomes (event-record.ts), which
-// the write-ahead log's batches import without importing this interface.
-export type { NewEvent } from './event-record.js';
+// An event ready to store is declared with the stored event it becomes (shared/event-record.ts),
+// which the write-ahead log's batches import without importing this interface.
+export type { NewEvent } from '../shared/event-record.js';
 
 // The errors the engine's callers answer as storage_error. They are declared below the stores, in
 // src/errors, so the one error handler knows them without importing the engine.
@@ -84,7 +87,7 @@ export interface CompiledGroupKey {
   params: ReadonlyArray<string | number | boolean | null>;
   /**
    * ClickHouse `group by` (aggregate) only, for a key cheaper to group by in two steps
-   * (src/query/soql/clickhouse-hot.ts hotGroupOf): the rows are grouped first by `keys`
+   * (clickhouse-soql-hot.ts hotGroupOf): the rows are grouped first by `keys`
    * (aliases of `columns`, the inner SELECT's items, aggregates allowed), then by `value`, an
    * expression over the aliases giving each inner group's key as `sql` would, their counts
    * summed. No `?` in any of them; stats use `sql`.
@@ -126,7 +129,7 @@ export interface StatsRequest {
   lane?: ReadLane;
   keys: CompiledGroupKey[];
   values: CompiledGroupKey[];
-  /** Over the aliases k0…, v0… (soql/stats.ts). */
+  /** Over the aliases k0…, v0… (soql-stats.ts). */
   orderBy: string;
   limit: number;
 }
@@ -206,8 +209,50 @@ export interface TailRequest {
   limit: number;
 }
 
-/** The SQL a store's engine speaks: SOQL compiles filters and group keys to it (query-service.ts). */
+/** The SQL a store's engine speaks: the engine compiles SOQL to it (soql-compile.ts). */
 export type SqlDialect = 'duckdb' | 'clickhouse';
+
+/**
+ * A parsed SOQL query to run (EventStore.soql), with the tenant's scope: everything in it
+ * crosses to an events node as JSON. The store compiles it to its engine's SQL against the
+ * hot-key layouts of the datasets, restricted to `datasets`.
+ */
+export interface SoqlRequest {
+  /** Parsed and planned (soql/stats-plan.ts planStats). */
+  query: SoqlQuery;
+  /** Epoch milliseconds relative times resolve against. */
+  now: number;
+  /** The tenant's active datasets: the only ones read, and the names a query's `dataset` means. */
+  datasets: ReadonlyArray<{ id: string; name: string }>;
+  /** Events of a page, groups, or stats rows at most. */
+  limit: number;
+  /** Events only: continue after this event (exclusive). */
+  after?: EventKey;
+  lane?: ReadLane;
+  /** Only the events loaded at `upTo`, and not at `after` when given (the monitors' window counts: loaded-positions.ts). */
+  loaded?: LoadedScope;
+}
+
+/** Events by the loaded positions they were read at (SoqlRequest.loaded). */
+export interface LoadedScope {
+  upTo: LoadedPositions;
+  after?: LoadedPositions;
+}
+
+/** One row of a group-by answer. */
+export interface GroupRow {
+  value: GroupValue;
+  count: number;
+}
+
+/** One row of a stats answer (SOQL.md "Statistics"), keyed by the items' canonical text. */
+export interface StatsRow {
+  by: Record<string, GroupValue>;
+  values: Record<string, number | null>;
+}
+
+/** What a SOQL query answers: a page of events (newest first), the groups of `group by`, or the rows of `stats`. */
+export type SoqlAnswer = { kind: 'events'; page: EventPage } | { kind: 'groups'; groups: GroupRow[] } | { kind: 'stats'; stats: StatsRow[] };
 
 /** A dataset the background task of hot keys looks at (EventStore.takeActiveDatasets). */
 export interface ActiveDataset {
@@ -224,6 +269,12 @@ export interface EventStore {
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult>;
   /** A batch already encoded and checked (the events node's callers'), without client event ids; stores that own a log only. */
   appendEncoded?(tenant: Tenant, body: Buffer, count: number): Promise<AppendResult>;
+  /**
+   * A parsed SOQL query over the tenant's active datasets (soql-read.ts): the store compiles it
+   * to its engine's SQL against its hot-key layouts and runs it; not_found for a dataset the
+   * query names that is not among them.
+   */
+  soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer>;
   /** One page, newest first (ts desc, event_id desc). */
   query(tenant: Tenant, request: EventPageRequest): Promise<EventPage>;
   /**
@@ -235,7 +286,7 @@ export interface EventStore {
   changeCount?(tenant: Tenant): number | undefined;
   /** Group-by count. */
   aggregate(tenant: Tenant, request: AggregateRequest): Promise<RawGroupRow[]>;
-  /** SOQL `stats`: aggregates by keys (soql/stats.ts compiles the request). */
+  /** SOQL `stats`: aggregates by keys (soql-stats.ts compiles the request). */
   stats(tenant: Tenant, request: StatsRequest): Promise<RawStatsRow[]>;
   /** Event counts per dataset id with ts >= sinceMs, from the per-minute rollup. */
   rollupCounts(tenant: Tenant, datasetIds: readonly string[], sinceMs: number): Promise<Map<string, number>>;
@@ -301,7 +352,6 @@ export async function nameDatasets(tenant: Tenant, events: StoredEvent[], names:
 
 /** The filter that matches everything. */
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
-
 
 /**
  * Thrown when another process holds the store (DuckDB allows one writing process). Declared

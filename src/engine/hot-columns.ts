@@ -19,7 +19,7 @@
  * clear; then NULL means "the key is missing". Everything else is today's JSON path, which is
  * why every answer stays what it was without hot columns.
  */
-import { duckDbCannotRead } from './payload-text.js';
+import { duckDbCannotRead } from '../soql/payload-text.js';
 
 /** Hot keys per dataset (up to 32). */
 export const maxHotKeys = 32;
@@ -64,7 +64,7 @@ export interface HotLayout {
   /**
    * ClickHouse only: per slot of this layout (indexed by slot), the type codes its stored rows
    * hold there, bit t for payload_types' code t (0 missing, 1 string … 6 array); absent: not
-   * known (any). The `group by` key groups by the columns these leave varying (clickhouse-hot.ts
+   * known (any). The `group by` key groups by the columns these leave varying (clickhouse-soql-hot.ts
    * hotGroupOf). Only grows between recounts, like `rows`.
    */
   types?: number[];
@@ -72,7 +72,7 @@ export interface HotLayout {
    * The version of the dataset's `rows` (DuckDB) or `types` (ClickHouse), the same on each of
    * its layouts. It changes whenever they grow — rows of a layout not seen before, a new bit —
    * and the change is made before those rows can be read, so a read that relied on one version
-   * and finds the same version afterwards saw no row outside it (query-service.ts).
+   * and finds the same version afterwards saw no row outside it (soql-read.ts).
    */
   version?: string;
 }

@@ -2,7 +2,7 @@
  * The loader's scan of a payload's bytes for its hot keys (hot-scan.ts) must fill exactly what
  * extractHotValues (the reference: JSON.parse, then a lookup per key) fills, or hand the payload
  * to it: random and hand-written JSON texts — plain, escaped, nested, duplicated, broken —
- * against layouts with top-level, nested, odd and overlapping keys. (hot-agreement.test.ts holds
+ * against layouts with top-level, nested, odd and overlapping keys. (soql-hot-agreement.test.ts holds
  * the same end to end, through DuckDB, over the loader's own chunks.)
  */
 import assert from 'node:assert/strict';

@@ -10,7 +10,7 @@
  * in a key on a hot path, an escaped surrogate anywhere — payload-text.ts —, a hot key twice in
  * one object, nesting past 64, a top level that is not an object) `scan` answers false and the
  * caller takes extractHotValues (hot-columns.ts), whose answer is the reference: the hot columns
- * are the same either way (held by hot-scan.test.ts and hot-agreement.test.ts).
+ * are the same either way (held by hot-scan.test.ts and soql-hot-agreement.test.ts).
  */
 import type { HotSlot } from './hot-columns.js';
 import { pointerPath } from './hot-columns.js';

@@ -3,7 +3,7 @@ import { NamedPages } from './named-pages.js';
 import { UnchangedAnswers, keyableParams } from './unchanged-answers.js';
 import path from 'node:path';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import { BatchReader, encodeBatch } from './wal/event-batch.js';
 import {
@@ -22,10 +22,13 @@ import {
   type NewEvent,
   type RawGroupRow,
   type RawStatsRow,
+  type SoqlAnswer,
+  type SoqlRequest,
   type StatsRequest,
   type SqlDialect,
   type TailRequest,
 } from './event-store.js';
+import { readSoql } from './soql-read.js';
 import { EngineClient } from './engine-client.js';
 import { RecentEvents } from './wal/recent-events.js';
 import { WriteAheadLog } from './wal/wal.js';
@@ -553,6 +556,10 @@ export class LoggedEventStore implements EventStore {
 
   private named(tenant: Tenant, events: StoredEvent[], known?: ReadonlyMap<string, string>): Promise<StoredEvent[]> {
     return nameDatasets(tenant, events, this.options.names, known);
+  }
+
+  soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer> {
+    return readSoql(this, tenant, request);
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {

@@ -1,6 +1,6 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import { nameDatasets, type DatasetNameResolver } from './event-store.js';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 
 /**
  * Pages of events with their datasets named, kept with the page the engine answered: a page

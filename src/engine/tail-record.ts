@@ -1,5 +1,5 @@
 import type { Tenant } from '../tenancy/tenant.js';
-import type { StoredEvent } from './event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import { BatchReader } from './wal/event-batch.js';
 
 /**

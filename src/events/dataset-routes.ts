@@ -3,7 +3,7 @@ import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { DateTime } from '../http/schemas.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { datasetNamePattern, type Dataset } from './dataset-service.js';
 import type { EventsRuntime } from './runtime.js';

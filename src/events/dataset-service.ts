@@ -9,7 +9,7 @@ import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { scoped } from '../tenancy/scoped.js';
 import { newId } from '../shared/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../errors/app-error.js';
-import type { Severity } from '../engine/event-record.js';
+import type { Severity } from '../shared/event-record.js';
 import type { DatasetsTable } from './datasets-table.js';
 import './datasets-table.js';
 import type { RecordAnswer } from '../idempotency/keyed-request.js';

@@ -1,5 +1,5 @@
 /**
- * Hot keys read from their columns alone (duckdb-hot.ts): when no stored row of a
+ * Hot keys read from their columns alone (duckdb-soql-hot.ts): when no stored row of a
  * query's datasets needs the JSON for a key, DuckDB's SQL names the column and not `payload`
  * (so the payload text is not read at all). Checked on the SQL the query service hands the real
  * store (recorded on the way), and on the answers, which must equal a control dataset's without
@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { QueryService, runQuery, type QueryResult } from '../query/query-service.js';
+import { readSoql } from '../engine/soql-read.js';
 import type { EventStore } from '../engine/event-store.js';
 import { legs } from '../test-support/ci.js';
 
@@ -56,7 +57,9 @@ describe('hot keys read from their columns alone', () => {
       if (run) await run();
     };
     // The real store (what the query service uses of it); its statements are noted on the way.
-    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats'> = {
+    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats' | 'soql'> = {
+      // The store's own SOQL read, over the SQL reads below.
+      soql: (tenant, request) => readSoql(recording as EventStore, tenant, request),
       dialect: () => store.dialect(),
       hotLayouts: (tenant, ids) => store.hotLayouts(tenant, ids),
       query: async (tenant, request) => {

@@ -1,5 +1,5 @@
 /**
- * `group by` a hot key on ClickHouse (clickhouse-hot.ts hotGroupOf): the rows are
+ * `group by` a hot key on ClickHouse (clickhouse-soql-hot.ts hotGroupOf): the rows are
  * grouped first by the slot columns the key's types leave varying — the text alone when every
  * row holds a string, as `group by source` groups its column — and the key's JSON text is
  * written once per group. The types come from hotLayouts (each load adds its rows' before its
@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { QueryService, runQuery, type QueryResult } from '../query/query-service.js';
+import { readSoql } from '../engine/soql-read.js';
 import type { EventStore } from '../engine/event-store.js';
 import { legs } from '../test-support/ci.js';
 
@@ -36,7 +37,9 @@ onLeg.describe('group by a hot key on ClickHouse: by the columns its types leave
     // Pins alone: the control dataset gets no keys of its own.
     s = await startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'false' } });
     const store = s.server.events.store;
-    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'aggregate'> = {
+    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'aggregate' | 'soql'> = {
+      // The store's own SOQL read, over the SQL reads below.
+      soql: (tenant, request) => readSoql(recording as EventStore, tenant, request),
       dialect: () => store.dialect(),
       hotLayouts: (tenant, ids) => store.hotLayouts(tenant, ids),
       aggregate: async (tenant, request) => {

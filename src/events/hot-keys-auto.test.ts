@@ -11,12 +11,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { QueryService, runQuery, type QueryResult } from '../query/query-service.js';
+import { readSoql } from '../engine/soql-read.js';
 import type { EventStore } from '../engine/event-store.js';
 import type { HotLayout } from '../engine/hot-columns.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { HotKeyChooser } from './hot-key-chooser.js';
-import { printSoql, type Expr } from '../query/soql/index.js';
-import { narrow, queryArb } from '../query/soql/testkit.test.js';
+import { printSoql, type Expr } from '../soql/index.js';
+import { narrow, queryArb } from '../soql/testkit.test.js';
 import { createLogger } from '../kernel/logger.js';
 
 const tick = '200';
@@ -96,7 +97,9 @@ describe('hot keys chosen and filled in the background (the default)', () => {
       startTestServer({ plan: 'enterprise', env: { OPS_HOT_KEYS_AUTO: 'false', OPS_HOT_KEYS_INTERVAL_MS: tick } }),
     ]);
     const store = auto.server.events.store;
-    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats'> = {
+    const recording: Pick<EventStore, 'dialect' | 'hotLayouts' | 'query' | 'aggregate' | 'stats' | 'soql'> = {
+      // The store's own SOQL read, over the SQL reads below.
+      soql: (tenant, request) => readSoql(recording as EventStore, tenant, request),
       dialect: () => store.dialect(),
       hotLayouts: (tenant, ids) => store.hotLayouts(tenant, ids),
       query: (tenant, request) => (sql.push(request.filter.where), store.query(tenant, request)),

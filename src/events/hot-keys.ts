@@ -13,8 +13,8 @@ import type { EventStore, FieldStats, FrequentKey } from '../engine/event-store.
 import { maxHotKeys, type HotType } from '../engine/hot-columns.js';
 import { scoped } from '../tenancy/scoped.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { parseSoql, printField } from '../query/soql/index.js';
-import { jsonPointer } from '../query/soql/duckdb.js';
+import { parseSoql, printField } from '../soql/index.js';
+import { jsonPointer } from '../soql/scope.js';
 import type { Dataset } from './dataset-service.js';
 
 export interface HotKeyEntry {

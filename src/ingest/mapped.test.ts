@@ -6,7 +6,7 @@ import { levelSeverity } from './core/severity.js';
 import { normaliseMapped, type IngestDefaults, type ParsedIngest } from './core/normalise.js';
 import { parseNdjson } from './native/ndjson.js';
 import { payloadLimits } from './core/limits.js';
-import { parsedPayload } from '../engine/event-record.js';
+import { parsedPayload } from '../shared/event-record.js';
 import { toShippedEvents } from './loki/mapping.js';
 import { decodeJsonPush, decodeProtobufPush } from './loki/decode.js';
 import { PushRequest } from './loki/push-proto.js';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { formatLabels, LabelSyntaxError, parseLabels } from './loki/labels.js';
 import { levelSeverity } from './core/severity.js';
 import { normaliseMapped, type MappedEvent } from './core/normalise.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import { snappyLength } from './loki/decode.js';
 import { eventIdOf } from './elastic/mapping.js';
 import { tokenOf } from '../auth/credentials.js';

@@ -4,7 +4,7 @@ import type { AuthContext } from '../auth/auth-context.js';
 import { badRequest, tooLarge } from '../errors/app-error.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import { severities, type Severity, type StoredEvent } from '../engine/event-record.js';
+import { severities, type Severity, type StoredEvent } from '../shared/event-record.js';
 import type { CompiledFilter, EventKey, NewEvent } from '../engine/event-store.js';
 import { defaultDatasetName } from '../events/dataset-service.js';
 import { ingestLimits, payloadShapeProblem } from '../ingest/core/limits.js';

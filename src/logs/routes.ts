@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../errors/app-error.js';
 import { PageQuery } from '../pagination/page.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { DateTime } from '../http/schemas.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { LogsService } from './logs-service.js';
 

@@ -1,5 +1,5 @@
-import type { SoqlQuery } from '../query/soql/index.js';
-import { printSoql } from '../query/soql/index.js';
+import type { SoqlQuery } from '../soql/index.js';
+import { printSoql } from '../soql/index.js';
 
 /** The dashboard's explorer on the monitor's filter and window (the URL a notification links). */
 export function explorerUrl(api: string, query: SoqlQuery, from: number, to: number): string {

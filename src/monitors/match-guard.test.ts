@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compilePredicate, parseSoql } from '../query/soql/index.js';
-import { parsedPayload, type StoredEvent } from '../engine/event-record.js';
+import { compilePredicate, parseSoql } from '../soql/index.js';
+import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
 import { parseNdjson } from '../ingest/native/ndjson.js';
 import type { NewEvent } from '../engine/event-store.js';
 import { forEachCandidate, guardIndex, matchGuard, severityLevels } from './match-guard.js';

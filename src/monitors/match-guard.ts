@@ -1,9 +1,9 @@
-import { parsedPayload, severities, type StoredEvent } from '../engine/event-record.js';
+import { parsedPayload, severities, type StoredEvent } from '../shared/event-record.js';
 import type { NewEvent } from '../engine/event-store.js';
-import type { Expr } from '../query/soql/ast.js';
-import { compilePredicate, lookupPayload, payloadOf, payloadOfText, type SoqlQuery } from '../query/soql/index.js';
-import { isWildcard, payloadReadings } from '../query/soql/literals.js';
-import { foldCase } from '../query/soql/text.js';
+import type { Expr } from '../soql/ast.js';
+import { compilePredicate, lookupPayload, payloadOf, payloadOfText, type SoqlQuery } from '../soql/index.js';
+import { isWildcard, payloadReadings } from '../soql/literals.js';
+import { foldCase } from '../soql/text.js';
 
 /**
  * A condition a match monitor's events must meet, cheap to test for many monitors at once: a

@@ -4,8 +4,8 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import type { NewEvent } from '../engine/event-store.js';
-import { parsedPayload, type StoredEvent } from '../engine/event-record.js';
-import { compilePredicate, type EventPredicate, type SoqlQuery } from '../query/soql/index.js';
+import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
+import { compilePredicate, type EventPredicate, type SoqlQuery } from '../soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import type { NotificationService } from '../notifications/notification-service.js';
 import { maxNotifiedEvents } from '../notifications/notification.js';
@@ -15,7 +15,7 @@ import { explorerUrl } from './explorer-url.js';
 import { defaults, parseMatchQuery } from './monitor.js';
 import type { MonitorsTable } from './tables.js';
 import { forEachCandidate, guardIndex, matchGuard, severityLevels, type GuardIndex, type MatchGuard } from './match-guard.js';
-import { payloadParsedFor } from '../query/soql/index.js';
+import { payloadParsedFor } from '../soql/index.js';
 
 /**
  * Match monitors on the write path (DECISIONS.md §18 `kind: "match"`, docs/monitors.md). Every

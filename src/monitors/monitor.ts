@@ -1,5 +1,5 @@
 import { AppError, badRequest } from '../errors/app-error.js';
-import { parseSoql, rejectAggregationForTail, type SoqlQuery } from '../query/soql/index.js';
+import { parseSoql, rejectAggregationForTail, type SoqlQuery } from '../soql/index.js';
 import { checkDuration } from './durations.js';
 import type { MonitorsTable } from './tables.js';
 

@@ -1,8 +1,7 @@
-import type { EventStore } from '../engine/event-store.js';
-import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from '../engine/loaded-positions.js';
-import type { QueryService, RunScope } from '../query/query-service.js';
-import { readsClock, type FieldRef, type SoqlQuery, type StatsAggregate } from '../query/soql/index.js';
-import { maxStatsRows } from '../query/soql/stats.js';
+import type { EventStore, LoadedScope } from '../engine/event-store.js';
+import { furthest, movedOn, type LoadedPositions } from '../engine/loaded-positions.js';
+import type { QueryService } from '../query/query-service.js';
+import { maxStatsRows, readsClock, type FieldRef, type SoqlQuery, type StatsAggregate } from '../soql/index.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { groupValues, withinWindow, type GroupValue } from './window-query.js';
 
@@ -148,7 +147,7 @@ export class WindowCounts {
   /** The window read whole, tallying the events loaded at `positions`. */
   private async whole(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, positions: LoadedPositions, from: number, to: number): Promise<Kept> {
     this.reads.whole++;
-    const read = await this.read(tenant, query, aggregate, from, to, (dialect) => loadedAt(positions, dialect));
+    const read = await this.read(tenant, query, aggregate, from, to, { upTo: positions });
     return { datasets: read.datasets, positions, from, to, tallies: new Map(read.rows.map((t) => [t.key, t])), steps: 0 };
   }
 
@@ -157,9 +156,9 @@ export class WindowCounts {
     this.reads.counted++;
     const was = before.positions;
     const reads = await Promise.all([
-      movedOn(was, positions).length ? this.read(tenant, query, aggregate, from, to, (dialect) => loadedBetween(was, positions, dialect)!) : undefined,
-      to > before.to ? this.read(tenant, query, aggregate, before.to + 1, to, (dialect) => loadedAt(was, dialect)) : undefined,
-      from > before.from ? this.read(tenant, query, aggregate, before.from, from - 1, (dialect) => loadedAt(was, dialect)) : undefined,
+      movedOn(was, positions).length ? this.read(tenant, query, aggregate, from, to, { upTo: positions, after: was }) : undefined,
+      to > before.to ? this.read(tenant, query, aggregate, before.to + 1, to, { upTo: was }) : undefined,
+      from > before.from ? this.read(tenant, query, aggregate, before.from, from - 1, { upTo: was }) : undefined,
     ]);
     const [added, later, left] = reads;
     // Each read tells the datasets it read over; with none there is nothing to tell a change by.
@@ -186,8 +185,8 @@ export class WindowCounts {
     return { datasets: before.datasets, positions, from, to, tallies, steps: before.steps + 1 };
   }
 
-  /** The statement's tallies over [from, to] among the events `where` names: count() alone, or count(), sum and count_numbers of the field. */
-  private async read(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, from: number, to: number, where: RunScope['where']): Promise<{ rows: Tally[]; datasets: string }> {
+  /** The statement's tallies over [from, to] among the events `loaded` names: count() alone, or count(), sum and count_numbers of the field. */
+  private async read(tenant: Tenant, query: SoqlQuery, aggregate: KeptAggregate, from: number, to: number, loaded: LoadedScope): Promise<{ rows: Tally[]; datasets: string }> {
     let datasets = '';
     const aggregates: StatsAggregate[] =
       aggregate.fn === 'count'
@@ -199,7 +198,7 @@ export class WindowCounts {
           ];
     const tallyQuery: SoqlQuery = { ...query, filter: withinWindow(query, from, to), stats: { ...query.stats!, aggregates } };
     const result = await this.deps.queries.run(tenant, tallyQuery, undefined, {
-      where,
+      loaded,
       datasets: (ids) => {
         datasets = [...ids].sort().join(',');
       },

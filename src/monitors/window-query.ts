@@ -1,8 +1,8 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { QueryResult, QueryService } from '../query/query-service.js';
-import type { Expr, SoqlQuery, StatsByItem, Value } from '../query/soql/index.js';
+import type { Expr, SoqlQuery, StatsByItem, Value } from '../soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
-import { severities } from '../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 
 /** One group's number over the window: `group` as the query API writes `by`, keyed by its JSON. */
 export interface GroupValue {

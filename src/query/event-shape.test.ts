@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FormatRegistry, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { severities, type StoredEvent } from '../engine/event-record.js';
+import { severities, type StoredEvent } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { ApiEventSchema, apiEventJson, EventPageWriter, iso } from './event-shape.js';
 

@@ -8,7 +8,7 @@
  * resolved it), and `actor` / `source` are left out when the event has none.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { severities, type Severity, type StoredEvent } from '../engine/event-record.js';
+import { severities, type Severity, type StoredEvent } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
 
 /** TypeBox schema of the API event (org_id / project_id optional: live tail omits them). */

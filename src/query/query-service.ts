@@ -1,10 +1,9 @@
 /**
- * POST /query: parse SOQL, scope it to the caller and the caller's active datasets, and run it
- * on the event store as one keyset page (newest first) or a group-by count.
- *
- * The tenant never appears in the compiled filter: the store ANDs its own tenant condition
- * (`tenant = ?`, the engine's id for org, project and mode) around it. This service ANDs the restriction to active datasets (archived datasets are never
- * searched) and binds the cursor to the tenant and the normalised query.
+ * POST /query: parse SOQL, scope it to the caller and the caller's active datasets, and hand it
+ * to the event store (EventStore.soql) as one keyset page (newest first), a group-by count or
+ * stats. The store compiles and runs it (engine/soql-read.ts): archived datasets are never
+ * searched, and the tenant is the store's own condition. This service binds the cursor to the
+ * tenant and the normalised query.
  */
 import crypto from 'node:crypto';
 import { badRequest } from '../errors/app-error.js';
@@ -12,33 +11,10 @@ import type { CursorCodec } from '../pagination/cursor.js';
 import type { AnswerStamp } from './kept-answers.js';
 import { tenantKey } from '../tenancy/tenant.js';
 import { isUuid } from '../shared/ids.js';
-import { EventStoreResourceError, type CompiledFilter, type EventKey, type EventStore, type ReadLane } from '../engine/event-store.js';
-import type { StoredEvent } from '../engine/event-record.js';
+import { EventStoreResourceError, type EventKey, type EventStore, type GroupRow, type LoadedScope, type ReadLane, type StatsRow } from '../engine/event-store.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import {
-  aggregateText,
-  byItemText,
-  compileFilter,
-  compileGroupKey,
-  compileStats,
-  planStats,
-  statsRowLimit,
-  hotContext,
-  hotReadsFor,
-  stillHolds,
-  type AnyHotReads,
-  type SqlDialect,
-  decodeGroupValue,
-  withinDatasets,
-  parseSoql,
-  payloadPaths,
-  readScope,
-  printField,
-  printSoql,
-  readsClock,
-  type GroupValue,
-  type SoqlQuery,
-} from './soql/index.js';
+import { assertDatasetsExist, planStats, statsRowLimit, parseSoql, payloadPaths, readScope, printField, printSoql, readsClock, type SoqlQuery } from '../soql/index.js';
 
 /** SPEC.md §8: events per page and group rows. */
 export const pageSize = 100;
@@ -47,18 +23,6 @@ export const maxGroups = 100;
 /** What the query service needs of the datasets: the tenant's active ones. */
 export interface ActiveDatasets {
   listActive(tenant: Tenant): Promise<ReadonlyArray<{ id: string; name: string }>>;
-}
-
-/** One row of a group-by answer. */
-export interface GroupRow {
-  value: GroupValue;
-  count: number;
-}
-
-/** One row of a stats answer (SOQL.md "Statistics"), keyed by the items' canonical text. */
-export interface StatsRow {
-  by: Record<string, GroupValue>;
-  values: Record<string, number | null>;
 }
 
 export type QueryResult =
@@ -77,17 +41,17 @@ export interface QueryServiceDeps {
   lane?: ReadLane;
 }
 
-/** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
 /**
  * What a caller inside the service adds to one run (the monitors' window counts,
- * src/monitors/window-counts.ts): a condition in the store's dialect ANDed into the compiled
- * filter, and the ids of the active datasets the run read, told before it runs.
+ * src/monitors/window-counts.ts): only the events loaded at given positions, and the ids of the
+ * active datasets the run read, told before it runs.
  */
 export interface RunScope {
-  where?: (dialect: SqlDialect) => CompiledFilter;
+  loaded?: LoadedScope;
   datasets?: (ids: readonly string[]) => void;
 }
 
+/** The cursor's list name: the query, normalised (whitespace, keyword case), hashed. */
 export const queryListName = (query: SoqlQuery): string =>
   `query:${crypto.createHash('sha256').update(printSoql(query)).digest('base64url')}`;
 
@@ -127,8 +91,6 @@ async function bounded<T>(read: Promise<T>): Promise<T> {
     throw error;
   }
 }
-
-/** Placeholders for `dataset_id IN (…)`. */
 
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
@@ -184,99 +146,40 @@ export class QueryService {
     const active = await this.deps.datasets.listActive(tenant);
     const datasetIds = new Map(active.map((d) => [d.name, d.id]));
     scope?.datasets?.([...datasetIds.values()]);
-    // The store would otherwise look the names of the page's datasets up again.
-    const names = new Map(active.map((d) => [d.id, d.name]));
-    // Throws not_found for a named dataset that does not exist (or is archived).
-    // The store's engine decides the SQL dialect (DuckDB embedded, ClickHouse).
-    const dialect = await this.deps.store.dialect();
     const paths = payloadPaths(query);
-    if (!paths.length) return this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot: undefined, where: scope?.where });
-    this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
-    // Hot payload keys: read from their typed columns where the rows have them (duckdb-hot.ts,
-    // clickhouse-hot.ts). On DuckDB a key may be read from its column alone when the store's
-    // counts say no row of the query's datasets needs the JSON (on ClickHouse, a `group by` key
-    // groups by the columns its types leave varying); if those counts changed while the query
-    // ran (rows needing it may have been read), it runs again — the third time with the JSON
-    // (every column) whatever the counts say, which is always exact.
-    const ids = [...datasetIds.values()];
-    let layouts = await this.deps.store.hotLayouts(tenant, ids);
-    for (let attempt = 1; ; attempt++) {
-      const hot = hotReadsFor(dialect, layouts, query, { now, datasetIds }, { withJson: attempt >= 3 });
-      const result = await this.runOnce(tenant, query, { now, clock, datasetIds, names, position, dialect, hot, where: scope?.where });
-      if (!('relied' in hot) || !hot.relied.size) return result;
-      layouts = await this.deps.store.hotLayouts(tenant, ids);
-      if (stillHolds(hot, layouts)) return result;
+    if (paths.length) this.deps.payloadKeysUsed?.(readScope(query, { now, datasetIds }).datasetIds, paths);
+    // Throws not_found for a named dataset that does not exist (or is archived).
+    assertDatasetsExist(query, datasetIds);
+    const isDataset = query.groupBy?.kind === 'canonical' && query.groupBy.name === 'dataset';
+    // Group ties order by value; the store orders dataset ties by id, so fetch every dataset
+    // group (at most one per active dataset) and order them by name here.
+    const limit = query.stats ? statsRowLimit(query.stats) : query.groupBy ? (isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups) : pageSize;
+    const answer = await bounded(
+      this.deps.store.soql(tenant, {
+        query,
+        now,
+        datasets: active.map((d) => ({ id: d.id, name: d.name })),
+        limit,
+        ...(this.deps.lane ? { lane: this.deps.lane } : {}),
+        ...(position ? { after: position.after } : {}),
+        ...(scope?.loaded ? { loaded: scope.loaded } : {}),
+      }),
+    );
+    switch (answer.kind) {
+      case 'stats':
+        return answer;
+      case 'groups': {
+        const groups = isDataset ? answer.groups.sort(byCountThenValue).slice(0, maxGroups) : answer.groups;
+        return { kind: 'groups', field: printField(query.groupBy!), groups };
+      }
+      case 'events': {
+        const { page } = answer;
+        const nextCursor = page.next ? this.deps.cursors.encode(list, owner, clock ? [page.next.ts, page.next.event_id, now] : [page.next.ts, page.next.event_id]) : '';
+        return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
+      }
     }
-  }
-
-  private async runOnce(
-    tenant: Tenant,
-    query: SoqlQuery,
-    run: {
-      now: number;
-      /** whether the query names a relative time (readsClock): then its cursor carries `now` */
-      clock: boolean;
-      datasetIds: ReadonlyMap<string, string>;
-      names: ReadonlyMap<string, string>;
-      position: ReturnType<typeof readKey> | undefined;
-      dialect: SqlDialect;
-      hot: AnyHotReads | undefined;
-      where: RunScope['where'];
-    },
-  ): Promise<QueryResult> {
-    const { now, clock, datasetIds, names, position, dialect, hot } = run;
-    const owner = tenantKey(tenant);
-    const list = queryListName(query);
-    const compiled = compileFilter(query, { now, datasetIds, ...hotContext(hot) }, dialect);
-    const within = withinDatasets(compiled, [...datasetIds.values()], dialect);
-    const extra = run.where?.(dialect);
-    const filter: CompiledFilter = extra ? { where: `${within.where} AND (${extra.where})`, params: [...within.params, ...extra.params], ...(extra.prewhere ? { prewhere: extra.prewhere } : {}) } : within;
-    const lane = this.deps.lane ? { lane: this.deps.lane } : {};
-
-    if (query.stats) {
-      const stats = query.stats;
-      const rows = await bounded(this.deps.store.stats(tenant, { filter, ...lane, ...compileStats(stats, dialect, hot), limit: statsRowLimit(stats) }));
-      return {
-        kind: 'stats',
-        stats: rows.map((row) => ({
-          by: Object.fromEntries(
-            stats.by.map((b, i) => {
-              const raw = row.keys[i] ?? null;
-              const value = b.kind === 'field' ? decodeGroupValue(b.field, raw, names) : raw === null ? null : new Date(Number(raw)).toISOString();
-              return [byItemText(b), value];
-            }),
-          ),
-          // A sum past the largest double is infinite, which JSON cannot carry: null.
-          values: Object.fromEntries(stats.aggregates.map((a, i) => [aggregateText(a), finiteOrNull(row.values[i])])),
-        })),
-      };
-    }
-
-    if (query.groupBy) {
-      const field = query.groupBy;
-      const isDataset = field.kind === 'canonical' && field.name === 'dataset';
-      // Group ties order by value; the store orders dataset ties by id, so fetch every dataset
-      // group (at most one per active dataset) and order them by name here.
-      const rows = await bounded(
-        this.deps.store.aggregate(tenant, {
-          filter,
-          ...lane,
-          key: compileGroupKey(field, dialect, hot),
-          limit: isDataset ? Math.max(maxGroups, datasetIds.size) : maxGroups,
-        }),
-      );
-      let groups = rows.map((r) => ({ value: decodeGroupValue(field, r.key, names), count: r.count }));
-      if (isDataset) groups = groups.sort(byCountThenValue).slice(0, maxGroups);
-      return { kind: 'groups', field: printField(field), groups };
-    }
-
-    const page = await bounded(this.deps.store.query(tenant, { filter, ...lane, limit: pageSize, names, ...(position ? { after: position.after } : {}) }));
-    const nextCursor = page.next ? this.deps.cursors.encode(list, owner, clock ? [page.next.ts, page.next.event_id, now] : [page.next.ts, page.next.event_id]) : '';
-    return { kind: 'events', events: page.events, nextCursor, hasMore: page.next !== undefined };
   }
 }
-
-const finiteOrNull = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 function byCountThenValue(a: GroupRow, b: GroupRow): number {
   if (a.count !== b.count) return b.count - a.count;

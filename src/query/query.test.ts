@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { compilePredicate, parseSoql } from './soql/index.js';
+import { compilePredicate, parseSoql } from '../soql/index.js';
 import { matchAll } from '../engine/event-store.js';
 
 const min = 60_000;

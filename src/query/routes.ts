@@ -6,7 +6,7 @@ import type { Api } from '../http/types.js';
 import { ApiEventSchema, EventPageWriter } from './event-shape.js';
 import type { QueryService } from './query-service.js';
 import { KeptAnswers, sameStamp } from './kept-answers.js';
-import { payloadPaths, type SoqlQuery } from './soql/index.js';
+import { payloadPaths, type SoqlQuery } from '../soql/index.js';
 import { tenantKey } from '../tenancy/tenant.js';
 
 const QueryBody = Type.Object(

@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestServer } from '../test-support/test-server.js';
-import { printSoql } from './soql/index.js';
-import { DATASET_IDS, eventsArb, narrow, queryArb, wide } from './soql/testkit.test.js';
+import { printSoql } from '../soql/index.js';
+import { DATASET_IDS, eventsArb, narrow, queryArb, wide } from '../soql/testkit.test.js';
 
 const onClickHouse = Boolean(process.env.OPS_TEST_CLICKHOUSE_URL);
 const total = Number(process.env.OPS_TEST_FUZZ_QUERIES ?? (onClickHouse ? 10_000 : 1_000));

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { lookupPayload } from './soql/predicate.js';
+import { lookupPayload } from '../soql/predicate.js';
 
 const min = 60_000;
 const hour = 60 * min;

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors/app-error.js';
-import { parseSoql } from '../query/soql/index.js';
+import { parseSoql } from '../soql/index.js';
 import type { SavedSearchesTable } from './tables.js';
 
 /** `{last}` relative to now, or `{from, to}` absolute (RFC 3339). */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { StoredEvent } from '../engine/event-record.js';
+import type { StoredEvent } from '../shared/event-record.js';
 import type { TailRequest } from '../engine/event-store.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { defaultHubLimits, TailHub, type TailHubOptions } from './hub.js';

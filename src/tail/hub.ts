@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { matchAll, type EventStore } from '../engine/event-store.js';
-import type { StoredEvent } from '../engine/event-record.js';
-import type { EventPredicate } from '../query/soql/index.js';
+import type { StoredEvent } from '../shared/event-record.js';
+import type { EventPredicate } from '../soql/index.js';
 import { apiEventJson } from '../query/event-shape.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import { SseStream } from './sse.js';

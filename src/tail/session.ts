@@ -1,5 +1,5 @@
-import type { StoredEvent } from '../engine/event-record.js';
-import type { EventPredicate } from '../query/soql/index.js';
+import type { StoredEvent } from '../shared/event-record.js';
+import type { EventPredicate } from '../soql/index.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { advance, copyPosition, covers, encodePosition, type TailPosition } from '../engine/tail-position.js';
 import { eventFrame, heartbeatFrame, SseStream, type EndReason } from './sse.js';

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
 import { isUuid } from '../../shared/ids.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import {
   EventStoreResourceError,
   EventStoreUnavailableError,
@@ -108,7 +108,7 @@ const whereOf = (filter: CompiledFilter): string => {
 /**
  * The `group by` statement over `table` with the rows of `where`, ordered and cut as
  * AggregateRequest says; `params` are the key's, bound before `where`'s. A key with `twoStep`
- * (a hot key: src/query/soql/clickhouse-hot.ts) is grouped by its columns first and its value
+ * (a hot key: clickhouse-soql-hot.ts) is grouped by its columns first and its value
  * written once per such group, the counts of groups with the same value summed. A key narrowed
  * by assumed types also reads every grouped row's type (`key_types`, over all groups WITH
  * TOTALS, whatever the LIMIT); `check` says which types it assumed and the statement to run

@@ -49,7 +49,7 @@ export function slotAssignments(slot: number, pointer: string): string[] {
  * (as merges, beside the queries); 18.16 rewrites only the columns it sets, in the parts holding
  * such rows, and links the other parts as they are. Rows change layout part by part; reads stay
  * exact meanwhile because a read takes a column only when every layout with rows in its scope
- * holds the key (clickhouse-hot.ts), and after the mutations the dataset's ranges are asked of
+ * holds the key (clickhouse-soql-hot.ts), and after the mutations the dataset's ranges are asked of
  * the table again (ClickHouseHotLayouts.forget).
  *
  * One backfill per dataset at a time in this process; a mutation another process started for the

@@ -24,7 +24,7 @@
  * `multiIf` for every row, so a fallback to the arrays in the same expression would read and
  * search them for every row anyway. Instead a read uses the columns only when every row it can
  * read carries a layout holding the key (`hotLayouts` tells which layouts the rows of each
- * dataset carry, and over which ts range), and the arrays otherwise (src/query/soql/clickhouse-hot.ts).
+ * dataset carry, and over which ts range), and the arrays otherwise (clickhouse-soql-hot.ts).
  *
  * Layouts are kept in `event_hot_layouts` (first host) and in memory; the ts ranges of the rows
  * per (dataset, layout) are asked of the table once per dataset (then kept up to date by the
@@ -33,7 +33,7 @@
  * Types. With the ranges, the table is asked which type codes each slot's rows hold (`types`,
  * a bit per code), and each load adds those of its rows *before* its INSERT, bumping the
  * dataset's `version` when a bit is new: `group by` groups by the slot columns those types
- * leave varying (src/query/soql/clickhouse-hot.ts hotGroupOf), and the query service runs a
+ * leave varying (clickhouse-soql-hot.ts hotGroupOf), and the store's SOQL read runs a
  * query again when the version it compiled with changed while it ran. Types only grow (a
  * retention delete leaves them: conservative).
  */
@@ -87,7 +87,7 @@ export function clickHouseSlots(current: readonly HotSlot[], keys: readonly HotK
 
 /**
  * hot_j's value for a node: its JSON text, or '' when the reader can write it from the other
- * columns (clickhouse-hot.ts `hotJsonOf`): a string whose JSON is itself in quotes (no `"`, `\`,
+ * columns (clickhouse-soql-hot.ts `hotJsonOf`): a string whose JSON is itself in quotes (no `"`, `\`,
  * control character or lone surrogate), a safe integer below 10^15 (its digits). A string's or
  * number's JSON is never '', so '' is unambiguous for them; this keeps the column from holding
  * every string twice.

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { flattenPayload, maxJsonBytes, payloadType, topLevelTexts } from './payload-paths.js';
-import { lookupPayload } from '../../query/soql/predicate.js';
+import { lookupPayload } from '../../soql/predicate.js';
 
 const pointerToPath = (pointer: string): string[] => pointer.slice(1).split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
 

@@ -7,10 +7,10 @@
  * the layout log stores on ClickHouse use for attributes (SigNoz, Uptrace), and it runs the
  * same on a current server.
  *
- * Paths are RFC 6901 JSON pointers (soql/duckdb.ts's jsonPointer), array elements by decimal
+ * Paths are RFC 6901 JSON pointers (duckdb/duckdb-soql.ts's jsonPointer), array elements by decimal
  * index, exactly as predicate.ts's lookupPayload follows them.
  */
-import { duckDbCannotRead } from '../payload-text.js';
+import { duckDbCannotRead } from '../../soql/payload-text.js';
 
 /** payload_types values; 0 (ClickHouse's default for an index past the array) is "missing". */
 export const payloadType = { string: 1, number: 2, boolean: 3, null: 4, object: 5, array: 6 } as const;

@@ -26,7 +26,7 @@ export interface DatasetRows {
  * the OR of their hot_json bits (HotLayout.rows): counted from the table when the store opens,
  * when a dataset gets its first layout and after a retention delete, and grown by the loader
  * (noteRows) before each load commits. A read over rows none of which needs the JSON for a key
- * leaves the JSON out of the SQL (duckdb-hot.ts), and DuckDB does not read the payload at all.
+ * leaves the JSON out of the SQL (duckdb-soql-hot.ts), and DuckDB does not read the payload at all.
  */
 export class DuckDbHotLayouts {
   private readonly byDataset = new Map<string, HotLayout[]>();

@@ -142,7 +142,7 @@ export class DuckDbLoader {
     let chunkDataset = '';
     const flush = (c: EventChunkBuilder) => {
       // Before the rows commit: a read relying on the datasets' rows needing no JSON
-      // (duckdb-hot.ts) sees their version change if these rows do (a failed load leaves it
+      // (duckdb-soql-hot.ts) sees their version change if these rows do (a failed load leaves it
       // changed: harmless).
       const r = c.hotRows;
       this.hot.noteRows(r.datasetId, r.layout, r.json, r.oddNumbers);

@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import { eventColumnList, eventsTableDdl, type EventColumnName } from '../event-columns.js';
 
 /**

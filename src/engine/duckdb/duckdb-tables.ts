@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import type { AggregateRequest, FieldStats, FieldStatsRequest, RawGroupRow, RawStatsRow, ReadLane, StatsRequest, TailRequest } from '../event-store.js';
 import { EventStoreLockedError, statsSelect } from '../event-store.js';
 import type { EnginePageRequest, EventEngine, LoadRecord } from '../engine.js';

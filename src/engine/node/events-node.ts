@@ -26,6 +26,7 @@ function tenantOf(body: Record<string, unknown>): Tenant {
 type Body = Record<string, any>;
 const methods: Record<Exclude<EventsNodeMethod, 'append-batch'>, (store: EventStore, body: Body) => Promise<unknown>> = {
   append: (store, body) => store.append(tenantOf(body), body.events),
+  soql: (store, body) => store.soql(tenantOf(body), body.request),
   query: (store, body) => store.query(tenantOf(body), body.request),
   aggregate: (store, body) => store.aggregate(tenantOf(body), body.request),
   stats: (store, body) => store.stats(tenantOf(body), body.request),

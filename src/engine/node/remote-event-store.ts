@@ -6,7 +6,7 @@ import { tenantKey, tenantOnly, type Tenant } from '../../tenancy/tenant.js';
 import { ChangeBoardReader } from '../change-board.js';
 import { NamedPages } from '../named-pages.js';
 import { UnchangedAnswers, keyableParams } from '../unchanged-answers.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import {
   nameDatasets,
@@ -24,10 +24,13 @@ import {
   type NewEvent,
   type RawGroupRow,
   type RawStatsRow,
+  type SoqlAnswer,
+  type SoqlRequest,
   type StatsRequest,
   type SqlDialect,
   type TailRequest,
 } from '../event-store.js';
+import { readsClock } from '../../soql/ast.js';
 
 /**
  * The wire between API processes and an events node (src/engine/node/): one POST per
@@ -37,7 +40,7 @@ import {
 export const eventsNodePrefix = '/events-node/v1';
 
 /** Methods of EventStore the node serves, by the last segment of their path. */
-export type EventsNodeMethod = 'append' | 'append-batch' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'loaded-positions' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
+export type EventsNodeMethod = 'append' | 'append-batch' | 'soql' | 'query' | 'aggregate' | 'stats' | 'rollup-counts' | 'field-stats' | 'delete-before' | 'read-after' | 'last-seq' | 'tail-start' | 'loaded-positions' | 'ping' | 'dialect' | 'set-hot-keys' | 'hot-layouts';
 
 /** The header that proves a caller holds the installation's secret key (never the key itself). */
 export const nodeKeyHeader = 'x-ops-node-key';
@@ -114,6 +117,7 @@ export class RemoteEventStore implements EventStore {
   private lastBacklog = 0;
   private readonly board: ChangeBoardReader | undefined;
   private readonly pages = new UnchangedAnswers<EventPage>(maxKept.pages);
+  private readonly soqlPages = new UnchangedAnswers<SoqlAnswer>(maxKept.pages);
   private readonly rollups = new UnchangedAnswers<Array<[string, number]>>(maxKept.rollups);
   private readonly namedPages: NamedPages;
 
@@ -193,6 +197,19 @@ export class RemoteEventStore implements EventStore {
   append(tenant: Tenant, events: readonly NewEvent[]): Promise<AppendResult> {
     if (events.length === 0) return Promise.resolve({ stored: 0, duplicates: 0, lastSeq: 0 });
     return this.send('append-batch', 'application/octet-stream', frameAppend(tenantOnly(tenant), (this.options.now ?? Date.now)(), events));
+  }
+
+  /**
+   * Run on the node, which compiles the query to its engine's SQL against its hot-key layouts
+   * (soql-read.ts there) and names the page's datasets from the request's. A page is kept as
+   * `query` keeps its own: by the request, without `now` when the query names no relative time
+   * (its answer is the same whatever the clock).
+   */
+  soql(tenant: Tenant, request: SoqlRequest): Promise<SoqlAnswer> {
+    const read = () => this.call<SoqlAnswer>('soql', { tenant: tenantOnly(tenant), request });
+    if (request.query.groupBy || request.query.stats) return read();
+    const key = JSON.stringify({ ...request, now: readsClock(request.query) ? request.now : undefined });
+    return this.unchanged(this.soqlPages, tenant, key, read);
   }
 
   async query(tenant: Tenant, request: EventPageRequest): Promise<EventPage> {

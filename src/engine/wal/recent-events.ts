@@ -1,5 +1,5 @@
 import { tenantKey, type Tenant } from '../../tenancy/tenant.js';
-import type { StoredEvent } from '../event-record.js';
+import type { StoredEvent } from '../../shared/event-record.js';
 import { recordEvents } from '../tail-record.js';
 
 interface RecentRecord {

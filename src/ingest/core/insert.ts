@@ -5,7 +5,7 @@ import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError } from '../../errors/app-error.js';
 import { datasetNamePattern, type IngestTarget } from '../../events/dataset-service.js';
 import type { EventsRuntime } from '../../events/runtime.js';
-import { severities } from '../../engine/event-record.js';
+import { severities } from '../../shared/event-record.js';
 import type { NewEvent } from '../../engine/event-store.js';
 import { idempotencyOf } from '../../idempotency/index.js';
 import { normaliseMapped, type IngestDefaults, type MappedEvent, type PlainPayload } from './normalise.js';

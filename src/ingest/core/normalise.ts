@@ -1,6 +1,6 @@
 import { isUuidAnyCase, newEventId } from '../../shared/ids.js';
 import type { NewEvent } from '../../engine/event-store.js';
-import { parsedPayload } from '../../engine/event-record.js';
+import { parsedPayload } from '../../shared/event-record.js';
 import { ingestLimits, measure, payloadLimits, shapeMessage, tooWide } from './limits.js';
 import { levelSeverity, parseSeverity, severityHint } from './severity.js';
 import { parseTs } from './timestamp.js';

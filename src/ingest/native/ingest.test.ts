@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
 import { matchAll } from '../../engine/event-store.js';
-import { severities } from '../../engine/event-record.js';
+import { severities } from '../../shared/event-record.js';
 
 const ndjson = (events: unknown[]) => events.map((e) => JSON.stringify(e)).join('\n');
 const ndHeaders = { 'content-type': 'application/x-ndjson' };

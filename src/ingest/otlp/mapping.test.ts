@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestTenant } from '../../test-support/test-server.js';
 import { matchAll } from '../../engine/event-store.js';
-import { severities } from '../../engine/event-record.js';
+import { severities } from '../../shared/event-record.js';
 import { anyValueOf, attributes, decodeResponse, logsRequest, postLogs, toProtobuf, type ResourceSpec } from './test-requests.js';
 
 const at = Date.parse('2026-11-21T17:19:00.123Z');

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { DateTime } from '../../http/schemas.js';
-import { MAX_QUERY_LENGTH } from '../../query/soql/index.js';
+import { MAX_QUERY_LENGTH } from '../../soql/index.js';
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 

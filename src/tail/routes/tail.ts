@@ -5,7 +5,7 @@ import type { AppContext } from '../../app/context.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { AppError, badRequest } from '../../errors/app-error.js';
 import type { EventsRuntime } from '../../events/runtime.js';
-import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../query/soql/index.js';
+import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../soql/index.js';
 import { sseHeaders } from '../sse.js';
 import type { TailHub } from '../hub.js';
 import { clampTo, parsePosition, type TailPosition } from '../../engine/tail-position.js';

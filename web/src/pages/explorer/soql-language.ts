@@ -1,9 +1,10 @@
-// SOQL's syntax highlighting for CodeMirror 6: a stream tokenizer (SOQL.md's grammar, with the
-// lexer's two modes: after an operator or inside `in (…)` a word is a value, elsewhere a field
-// path) and class names for the tokens, coloured in explorer.css (no injected theme).
-import { StreamLanguage, syntaxHighlighting, type StringStream } from '@codemirror/language';
+// SOQL's syntax highlighting for CodeMirror 6: a stream tokenizer over the server's lexer in its
+// two modes (after an operator or inside `in (…)` a word is a value, elsewhere a field path)
+// and class names for the tokens, coloured in explorer.css (no injected theme).
+import { StreamLanguage, syntaxHighlighting } from '@codemirror/language';
 import { tagHighlighter, tags } from '@lezer/highlight';
 import { canonicalFields, severities, statsFunctions } from './soql-text';
+import { lexNormal, lexValue } from '../../../../src/soql/lexer.js';
 
 interface State {
   /** the next word is a value (after an operator) */
@@ -33,103 +34,67 @@ function valueStyle(text: string): string {
   return 'string.special';
 }
 
-function readString(stream: StringStream): void {
-  stream.next(); // the opening quote
-  while (!stream.eol()) {
-    const ch = stream.next();
-    if (ch === '\\') stream.next();
-    else if (ch === '"') return;
-  }
-}
-
-/** A path: keys (bare or `backquoted`) joined by dots. Returns whether it was one bare word. */
-function readPath(stream: StringStream): boolean {
-  let segments = 0;
-  let quoted = false;
-  for (;;) {
-    segments++;
-    if (stream.peek() === '`') {
-      quoted = true;
-      stream.next();
-      while (!stream.eol()) {
-        if (stream.next() === '`') {
-          if (stream.peek() !== '`') break;
-          stream.next();
-        }
-      }
-    } else {
-      stream.eatWhile(/[A-Za-z0-9_@$-]/);
-    }
-    if (!stream.match(/^\.(?=[A-Za-z0-9_@$`-])/)) break;
-  }
-  return segments === 1 && !quoted;
-}
+const OPERATORS = new Set([':', '!:', '==', '!=', '>', '>=', '<', '<=']);
 
 export const soqlLanguage = StreamLanguage.define<State>({
   name: 'soql',
   startState: () => ({ value: false, list: -1, depth: 0, pendingList: false, bin: false }),
   token(stream, state) {
     if (stream.eatSpace()) return null;
-    const ch = stream.peek() ?? '';
-    if (ch === '"') {
-      readString(stream);
-      state.value = false;
-      return 'string';
+    // The server's lexer (src/soql/lexer.ts), lenient: it reads the line being typed on, whatever it holds.
+    const t = state.value || state.list >= 0 ? lexValue(stream.string, stream.pos, true) : lexNormal(stream.string, stream.pos, true);
+    if (t.kind === 'eof') {
+      stream.skipToEnd();
+      return null;
     }
-    if (ch === '(') {
-      stream.next();
-      state.depth++;
-      if (state.pendingList) state.list = state.depth;
-      state.pendingList = false;
-      state.value = false;
-      return 'paren';
-    }
-    if (ch === ')') {
-      stream.next();
-      if (state.list === state.depth) state.list = -1;
-      state.depth = Math.max(0, state.depth - 1);
-      state.value = false;
-      state.bin = false;
-      return 'paren';
-    }
-    if (ch === ',') {
-      stream.next();
-      return 'separator';
-    }
-    if (state.value || state.list >= 0) {
-      const word = stream.match(/^[^\s()",]+/) as RegExpMatchArray | null;
-      state.value = false;
-      return word ? valueStyle(word[0]) : (stream.next(), 'invalid');
-    }
-    if (/[:!=<>]/.test(ch)) {
-      const op = (stream.match(/^[:!=<>]+/) as RegExpMatchArray)[0];
-      state.value = true;
-      state.pendingList = false;
-      return [':', '!:', '==', '!=', '>', '>=', '<', '<='].includes(op) ? 'operator' : 'invalid';
-    }
-    if (ch === '`' || /[A-Za-z0-9_@$-]/.test(ch)) {
-      const start = stream.pos;
-      const bare = readPath(stream);
-      const text = stream.string.slice(start, stream.pos);
-      const lower = text.toLowerCase();
-      state.pendingList = false;
-      if (state.bin) {
+    stream.pos = t.end;
+    switch (t.kind) {
+      case 'string':
+        state.value = false;
+        return 'string';
+      case 'lparen':
+        state.depth++;
+        if (state.pendingList) state.list = state.depth;
+        state.pendingList = false;
+        state.value = false;
+        return 'paren';
+      case 'rparen':
+        if (state.list === state.depth) state.list = -1;
+        state.depth = Math.max(0, state.depth - 1);
+        state.value = false;
         state.bin = false;
-        return 'atom';
+        return 'paren';
+      case 'comma':
+        return 'separator';
+      case 'bare':
+        state.value = false;
+        return valueStyle(t.text);
+      case 'op':
+        state.value = true;
+        state.pendingList = false;
+        return OPERATORS.has(t.text) ? 'operator' : 'invalid';
+      case 'path': {
+        const bare = t.segments.length === 1 && !t.segments[0]!.quoted;
+        const lower = stream.string.slice(t.pos, t.end).toLowerCase();
+        state.pendingList = false;
+        if (state.bin) {
+          state.bin = false;
+          return 'atom';
+        }
+        if (bare && FUNCTIONS.has(lower) && stream.match(/^\s*\(/, false)) {
+          state.bin = lower === 'bin';
+          return 'variableName.function';
+        }
+        if (bare && KEYWORDS.has(lower)) {
+          state.pendingList = lower === 'in';
+          return 'keyword';
+        }
+        const head = lower.split('.')[0] ?? '';
+        return bare && CANONICAL.has(lower) ? 'propertyName' : head === 'payload' || !CANONICAL.has(head) ? 'propertyName.special' : 'propertyName';
       }
-      if (bare && FUNCTIONS.has(lower) && stream.match(/^\s*\(/, false)) {
-        state.bin = lower === 'bin';
-        return 'variableName.function';
-      }
-      if (bare && KEYWORDS.has(lower)) {
-        state.pendingList = lower === 'in';
-        return 'keyword';
-      }
-      const head = lower.split('.')[0] ?? '';
-      return bare && CANONICAL.has(lower) ? 'propertyName' : head === 'payload' || !CANONICAL.has(head) ? 'propertyName.special' : 'propertyName';
+      case 'other':
+        return 'invalid';
     }
-    stream.next();
-    return 'invalid';
   },
   languageData: { closeBrackets: { brackets: ['(', '"', '`'] } },
 });

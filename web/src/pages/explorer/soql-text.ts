@@ -1,18 +1,14 @@
 // SOQL as text, for the explorer (SOQL.md): where a query's `group by` / `stats` clause starts,
 // the query actually sent with the time range's `ts` bounds (and how an error's position in it
 // maps back to what the reader typed), `field:value` clauses for click-to-filter with the right
-// quoting, and the histogram's bin width. No imports and no DOM: the Node tests check these
-// functions against the server's own parser (src/dashboard/browser/explorer-soql.test.ts).
+// quoting, and the histogram's bin width. No DOM, and from the server only SOQL's own
+// dependency-free modules (its lexer, its field and function names): the Node tests check these
+// functions against the server's own parser (src/dashboard/explorer-soql.test.ts).
+import { lexNormal, lexValue } from '../../../../src/soql/lexer.js';
+import { canonicalFields, statsFunctions } from '../../../../src/soql/ast.js';
+import { severities, type Severity } from '../../../../src/shared/event-record.js';
 
-export const canonicalFields = ['ts', 'ingested_at', 'dataset', 'severity', 'event', 'actor', 'source', 'message', 'event_id', 'bytes_raw'] as const;
-export const severities = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
-export type Severity = (typeof severities)[number];
-export const statsFunctions = ['count', 'count_distinct', 'sum', 'avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99'] as const;
-
-const KEY_CHAR = /[A-Za-z0-9_@$-]/;
-const OP_CHARS = ':!=<>';
-const VALUE_STOP = '()",';
-const isSpace = (ch: string): boolean => /\s/u.test(ch);
+export { canonicalFields, severities, statsFunctions, type Severity };
 
 interface Tok {
   kind: 'word' | 'path' | 'string' | 'op' | 'lparen' | 'rparen' | 'comma' | 'value' | 'other';
@@ -24,9 +20,9 @@ interface Tok {
 }
 
 /**
- * The tokens of q as the server's lexer sees them (src/query/soql/lexer.ts): after an operator,
- * and inside `in (…)`, a value is one word up to a space or `()",`; elsewhere a word is a field
- * path. Never throws: unclosed strings and backquotes run to the end.
+ * The tokens of q as the server's lexer reads them (src/soql/lexer.ts, lenient: never throws,
+ * unclosed strings and backquotes run to the end): after an operator, and inside `in (…)`, a
+ * value is one word up to a space or `()",`; elsewhere a word is a field path.
  */
 function tokens(q: string): Tok[] {
   const out: Tok[] = [];
@@ -35,95 +31,54 @@ function tokens(q: string): Tok[] {
   let expectValue = false;
   let listDepth = -1; // depth of an open `in (` list, -1 when none
   let pendingList = false;
-  while (pos < q.length) {
-    const ch = q.charAt(pos);
-    if (isSpace(ch)) {
-      pos++;
-      continue;
-    }
-    const start = pos;
-    const push = (kind: Tok['kind'], end: number, word = '') => {
-      out.push({ kind, word, pos: start, end, depth });
-      pos = end;
-    };
-    if (ch === '"') {
-      let i = pos + 1;
-      while (i < q.length && q.charAt(i) !== '"') i += q.charAt(i) === '\\' ? 2 : 1;
-      push('string', Math.min(q.length, i + 1));
-      expectValue = false;
-      pendingList = false;
-      continue;
-    }
-    if (ch === '(') {
-      push('lparen', pos + 1);
-      depth++;
-      if (pendingList) listDepth = depth;
-      pendingList = false;
-      expectValue = false;
-      continue;
-    }
-    if (ch === ')') {
-      if (listDepth === depth) listDepth = -1;
-      depth = Math.max(0, depth - 1);
-      push('rparen', pos + 1);
-      expectValue = false;
-      continue;
-    }
-    if (ch === ',') {
-      push('comma', pos + 1);
-      continue;
-    }
-    if (expectValue || listDepth >= 0) {
-      let end = pos;
-      while (end < q.length && !VALUE_STOP.includes(q.charAt(end)) && !isSpace(q.charAt(end))) end++;
-      push('value', end);
-      expectValue = false;
-      continue;
-    }
-    if (OP_CHARS.includes(ch)) {
-      let end = pos;
-      while (end < q.length && OP_CHARS.includes(q.charAt(end))) end++;
-      push('op', end);
-      expectValue = true;
-      pendingList = false;
-      continue;
-    }
-    if (ch === '`' || KEY_CHAR.test(ch)) {
-      let i = pos;
-      let segments = 0;
-      let quoted = false;
-      for (;;) {
-        segments++;
-        if (q.charAt(i) === '`') {
-          quoted = true;
-          i++;
-          for (;;) {
-            if (i >= q.length) break;
-            if (q.charAt(i) === '`') {
-              if (q.charAt(i + 1) !== '`') {
-                i++;
-                break;
-              }
-              i += 2;
-              continue;
-            }
-            i++;
-          }
-        } else {
-          while (i < q.length && KEY_CHAR.test(q.charAt(i))) i++;
-        }
-        if (q.charAt(i) !== '.' || !(q.charAt(i + 1) === '`' || KEY_CHAR.test(q.charAt(i + 1)))) break;
-        i++;
+  for (;;) {
+    const t = expectValue || listDepth >= 0 ? lexValue(q, pos, true) : lexNormal(q, pos, true);
+    if (t.kind === 'eof') return out;
+    pos = t.end;
+    const push = (kind: Tok['kind'], word = '') => out.push({ kind, word, pos: t.pos, end: t.end, depth });
+    switch (t.kind) {
+      case 'string':
+        push('string');
+        expectValue = false;
+        pendingList = false;
+        break;
+      case 'lparen':
+        push('lparen');
+        depth++;
+        if (pendingList) listDepth = depth;
+        pendingList = false;
+        expectValue = false;
+        break;
+      case 'rparen':
+        if (listDepth === depth) listDepth = -1;
+        depth = Math.max(0, depth - 1);
+        push('rparen');
+        expectValue = false;
+        break;
+      case 'comma':
+        push('comma');
+        break;
+      case 'bare':
+        push('value');
+        expectValue = false;
+        break;
+      case 'op':
+        push('op');
+        expectValue = true;
+        pendingList = false;
+        break;
+      case 'path': {
+        const word = t.segments.length === 1 && !t.segments[0]!.quoted ? q.slice(t.pos, t.end).toLowerCase() : '';
+        push(word ? 'word' : 'path', word);
+        // `f in (…)`: the list's items are values.
+        pendingList = word === 'in' && out.length > 1 && (out[out.length - 2]!.kind === 'word' || out[out.length - 2]!.kind === 'path');
+        break;
       }
-      const word = segments === 1 && !quoted ? q.slice(pos, i).toLowerCase() : '';
-      push(word ? 'word' : 'path', i, word);
-      // `f in (…)`: the list's items are values.
-      pendingList = word === 'in' && out.length > 1 && (out[out.length - 2]!.kind === 'word' || out[out.length - 2]!.kind === 'path');
-      continue;
+      case 'other':
+        push('other');
+        break;
     }
-    push('other', pos + 1);
   }
-  return out;
 }
 
 /** Where `group by` / `stats agg(` starts at the top level of q (outside values and strings), or -1. */

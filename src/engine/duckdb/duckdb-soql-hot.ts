@@ -12,14 +12,14 @@
  * (HotLayout.rows: every row of those datasets has a layout holding the key, with its bit
  * clear), the read is the column alone (or a CASE over hot_layout between the key's columns),
  * and the payload is not read. That holds for the rows of one version of the store's counts
- * (HotLayout.version); the query service asks again after the read, and reads again with the
+ * (HotLayout.version); the store's SOQL read (soql-read.ts) asks again after it, and reads again with the
  * JSON when a version changed meanwhile (rows that need it may have been read).
  *
  * The SQL added is built from constants, column names of the fixed list `hot_s0…hot_s31` /
  * `hot_n0…hot_n31` and integers of the engine (layout ids, slot bits): no text of the query;
  * the JSON branch keeps its `?`.
  */
-import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../../engine/hot-columns.js';
+import { hotColumn, hotNumberColumn, hotStringColumn, type HotLayout, type HotType } from '../hot-columns.js';
 
 /** Where a key may be read from a column: one entry per (slot, type), with the layouts that put it there. */
 interface HotPlace {
@@ -45,7 +45,7 @@ export interface HotReads {
   readonly keys: ReadonlyMap<string, HotKeyReads>;
   /**
    * The versions of the datasets' counts (HotLayout.version) the reads without JSON relied on;
-   * empty when every read keeps the JSON. The query service compares them after the read.
+   * empty when every read keeps the JSON. soql-read.ts compares them after the read.
    */
   readonly relied: ReadonlyMap<string, string>;
 }
@@ -196,7 +196,7 @@ export const hotNumber = (reads: HotReads, pointer: string, json: () => string):
   hotCase(reads, pointer, (p) => (p.type === 'number' ? hotNumberColumn(p.column) : 'CAST(NULL AS DOUBLE)'), json);
 
 /**
- * The group key: the value's JSON text as DuckDB writes it (duckdb-group.ts). A string's is
+ * The group key: the value's JSON text as DuckDB writes it (duckdb-soql-group.ts). A string's is
  * to_json of it (the same writer); a boolean's is its text. A number's is its digits when it is
  * an integer below 10^15 (JSON.stringify and DuckDB both write those as plain digits); any other
  * number reads the JSON, so 1.5, 1e+21 and 2^60 group exactly as before.
@@ -217,7 +217,7 @@ export const hotGroupKey = (reads: HotReads, pointer: string, json: () => string
  * Whether the store's counts a read relied on (HotReads.relied) are still those of the layouts
  * asked after it: then no row the read saw needed the JSON (every change is versioned before
  * its rows commit). ClickHouse's `group by` relies on the types of its key the same way
- * (clickhouse-hot.ts).
+ * (clickhouse-soql-hot.ts).
  */
 export function stillHolds(hot: { relied?: ReadonlyMap<string, string> } | undefined, layoutsAfter: readonly HotLayout[]): boolean {
   for (const [datasetId, version] of hot?.relied ?? []) {

@@ -2,35 +2,23 @@
  * The SQL the production compiler writes, query by query (as kysely's tests pin theirs): each
  * row of TABLE gives a query, the exact filter text and parameters of compileDuckDbFilter
  * (and, for `group by`, of compileDuckDbGroupKey), and what that SQL selects from a few fixed
- * events in the event store's own table (testkit.test.ts: `schemaSql`, the store's tenant
+ * events in the event store's own table (duckdb/soql-testkit.test.ts: `schemaSql`, the store's tenant
  * condition and aggregate statement). A change to the compiler shows here as a diff of SQL
  * text in review; the answers check the text still means what SOQL.md says, and the in-memory
  * predicate of live tail must select the same events. Each row also pins the ClickHouse text
  * of the same query (compileClickHouseFilter / compileClickHouseGroupKey, `ch`); what that SQL
- * selects on a ClickHouse server is checked by clickhouse-agreement.test.ts.
+ * selects on a ClickHouse server is checked by clickhouse/soql-agreement.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { StoredEvent } from '../../engine/event-record.js';
-import { float64Hex as h } from '../../engine/clickhouse/literal.js';
-import {
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compileFilter,
-  compileGroupKey,
-  dialectFalse,
-  compilePredicate,
-  decodeGroupValue,
-  parseSoql,
-  type Expr,
-  type GroupValue,
-  type SqlParam,
-} from './index.js';
-import { duckDbCannotRead, type MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from './testkit.test.js';
+import type { StoredEvent } from '../shared/event-record.js';
+import { float64Hex as h } from './clickhouse/literal.js';
+import { compilePredicate, parseSoql, type Expr } from '../soql/index.js';
+import { compileClickHouseFilter, compileClickHouseGroupKey, compileDuckDbFilter, compileDuckDbGroupKey, compileFilter, compileGroupKey, dialectFalse, decodeGroupValue, type GroupValue, type SqlParam } from './soql-compile.js';
+import { duckDbCannotRead, type MemoryEvent } from '../soql/predicate.js';
+import { DATASET_IDS, NOW } from '../soql/testkit.test.js';
+import { TENANT, loadEvents, openEventsDb, selectGroups, selectSeqs } from './duckdb/soql-testkit.test.js';
 
 const min = 60_000;
 const hour = 60 * min;
@@ -89,7 +77,7 @@ const str = 'TRY(json_extract_string(payload, ?))';
 const num = 'TRY_CAST(CAST(TRY(json_extract(payload, ?)) AS VARCHAR) AS DOUBLE)';
 const payloadKey = "NULLIF(TRY(json_extract(payload, ?))::VARCHAR, 'null')";
 
-// ClickHouse 18.16 (clickhouse.ts): the flattened payload's arrays, lowerUTF8 for ILIKE, numbers as IEEE 754 bytes.
+// ClickHouse 18.16 (clickhouse-soql.ts): the flattened payload's arrays, lowerUTF8 for ILIKE, numbers as IEEE 754 bytes.
 const at = 'indexOf(payload_paths, ?)';
 const T = `arrayElement(payload_types, ${at})`;
 const S = `arrayElement(payload_text, ${at})`;

@@ -3,7 +3,7 @@
  * payload value, shared by the parser and both back ends so they can never disagree. Every
  * regular expression here is anchored and free of nested quantifiers (no backtracking blow-up).
  */
-import { severities } from '../../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import { timeUnits, type TimeUnit, type TimeValue } from './ast.js';
 
 /** The largest span a JavaScript Date can express; relative times beyond it are refused. */
@@ -74,7 +74,7 @@ export function parseNumber(text: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-export { isUuidAnyCase as isUuid } from '../../shared/ids.js';
+export { isUuidAnyCase as isUuid } from '../shared/ids.js';
 
 /** Index into `severities` of a severity name in any case, else -1. */
 export const severityLevel = (text: string): number =>

@@ -1,6 +1,6 @@
 /**
  * The contract between ingest, the event store, SOQL and live tail. The stored columns are
- * described once in event-columns.ts; SOQL's `dataset` field is the dataset *name*, which the
+ * described once in engine/event-columns.ts; SOQL's `dataset` field is the dataset *name*, which the
  * compiler maps to dataset_id with the tenant's active datasets, so archived datasets are
  * never searched.
  */

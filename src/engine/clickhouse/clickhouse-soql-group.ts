@@ -1,14 +1,14 @@
 /**
  * `group by` for the ClickHouse engine: the key expression returns the same raw values as
- * compileDuckDbGroupKey (duckdb-group.ts), so `decodeGroupValue` turns them into the API's
+ * compileDuckDbGroupKey (duckdb-soql-group.ts), so `decodeGroupValue` turns them into the API's
  * `value` unchanged: the dataset_id, the severity index, epoch milliseconds (Int64, which the
  * JSON formats write as a string; decodeGroupValue reads it with Number), bytes_raw, the
  * event_id text, and a payload value as its JSON text.
  */
-import type { CompiledGroupKey } from '../../engine/event-store.js';
-import type { FieldRef } from './ast.js';
-import { jsonPointer } from './duckdb.js';
-import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-hot.js';
+import type { CompiledGroupKey } from '../event-store.js';
+import type { FieldRef } from '../../soql/ast.js';
+import { jsonPointer } from '../../soql/scope.js';
+import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './clickhouse-soql-hot.js';
 
 /**
  * The SQL expression to GROUP BY. A payload value is the node's `payload_json` element, the
@@ -22,7 +22,7 @@ import { groupValue, hotGroupOf, hotJsonOf, type ClickHouseHotReads } from './cl
 export function compileClickHouseGroupKey(field: FieldRef, hot?: ClickHouseHotReads): CompiledGroupKey {
   if (field.kind === 'payload') {
     const pointer = jsonPointer(field.path);
-    // A hot key's columns hold the same element (clickhouse-hot.ts); `group by` groups by them first.
+    // A hot key's columns hold the same element (clickhouse-soql-hot.ts); `group by` groups by them first.
     const json = hotJsonOf(hot, pointer);
     const twoStep = hotGroupOf(hot, pointer);
     if (json) return { sql: groupValue(json), params: [], ...(twoStep ? { twoStep } : {}) };

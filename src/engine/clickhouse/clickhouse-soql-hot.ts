@@ -20,18 +20,16 @@
  *
  * `group by` a hot key (hotGroupOf) groups first by the slot columns themselves — only those
  * that vary over the scope's rows, by the type codes hotLayouts reports per slot — and writes
- * the key's JSON text only for each of those groups; the query service runs the query again
+ * the key's JSON text only for each of those groups; the store's SOQL read (soql-read.ts) runs it again
  * if the types it compiled with grew while it ran (a version per dataset, as on DuckDB).
  *
  * The SQL added is built from constants, column names `hot_[tsnj]<0–31>` and integers (layout
  * ids, type codes): no text of the query and no `?`.
  */
-import type { CompiledGroupKey, TwoStepGroup } from '../../engine/event-store.js';
-import type { HotLayout } from '../../engine/hot-columns.js';
-import { payloadType } from '../../engine/clickhouse/payload-paths.js';
-import type { CompareOp, Expr, SoqlQuery, Value } from './ast.js';
-import { datasetIdsFor } from './duckdb.js';
-import { resolveTime } from './literals.js';
+import type { CompiledGroupKey, TwoStepGroup } from '../event-store.js';
+import type { HotLayout } from '../hot-columns.js';
+import { payloadType } from './payload-paths.js';
+import type { ReadScope } from '../../soql/scope.js';
 
 /** Where a key is, per slot, with the layouts that put it there. */
 interface Place {
@@ -50,7 +48,7 @@ export interface ClickHouseHotReads {
    * bit per payload type code); absent: any.
    */
   readonly types: ReadonlyMap<string, number>;
-  /** The versions of the datasets' types (HotLayout.version) `types` relied on (query-service.ts reruns when one changed). */
+  /** The versions of the datasets' types (HotLayout.version) `types` relied on (soql-read.ts reruns when one changed). */
   readonly relied: ReadonlyMap<string, string>;
 }
 
@@ -58,42 +56,6 @@ export const noClickHouseHotReads: ClickHouseHotReads = { dialect: 'clickhouse',
 
 /** Every payload type code's bit (0 missing … 6 array): nothing known of the rows. */
 const anyType = 0x7f;
-
-/** The rows a query can read: these datasets' rows with ts ≥ sinceMs (top-level conditions only). */
-export interface ReadScope {
-  datasetIds: readonly string[];
-  sinceMs: number;
-}
-
-/** The scope of a query over the tenant's active datasets (name → id). */
-export function readScope(query: SoqlQuery, ctx: { now: number; datasetIds: ReadonlyMap<string, string> }): ReadScope {
-  let ids = new Set(ctx.datasetIds.values());
-  let sinceMs = -Infinity;
-  const items: Expr[] = !query.filter ? [] : query.filter.type === 'and' ? query.filter.items : [query.filter];
-  for (const e of items) {
-    if ((e.type !== 'compare' && e.type !== 'in') || e.field.kind !== 'canonical') continue;
-    const compares: Array<{ op: CompareOp; value: Value }> = e.type === 'compare' ? [e] : e.values.map((value) => ({ op: '==', value }));
-    const name = e.field.name;
-    if (name === 'dataset') {
-      const named = new Set<string>();
-      for (const c of compares) {
-        if (c.value.type !== 'text') return { datasetIds: [...ids], sinceMs };
-        let hit: string[];
-        try {
-          hit = datasetIdsFor(ctx.datasetIds, c.op, c.value.text);
-        } catch {
-          hit = []; // not_found: the compiler says so
-        }
-        const negated = c.op === '!=' || c.op === '!:';
-        for (const id of negated ? [...ctx.datasetIds.values()].filter((d) => !hit.includes(d)) : hit) named.add(id);
-      }
-      ids = new Set([...ids].filter((id) => named.has(id)));
-    } else if (name === 'ts' && e.type === 'compare' && e.value.type === 'time' && (e.op === '>=' || e.op === '>')) {
-      sinceMs = Math.max(sinceMs, resolveTime(e.value.time, ctx.now));
-    }
-  }
-  return { datasetIds: [...ids], sinceMs };
-}
 
 const validSlot = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= 31;
 const validId = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && n < 2 ** 32;
@@ -182,7 +144,7 @@ export function hotGuard(reads: ClickHouseHotReads | undefined): string | undefi
 const jsonText = (t: string, s: string, n: string, j: string): string =>
   `multiIf(${j} != '', ${j}, ${t} = ${payloadType.string}, concat('"', ${s}, '"'), ${t} = ${payloadType.number}, toString(toInt64(${n})), '')`;
 
-/** The `group by` key from a node's JSON text: NULL for a missing node ('') and a JSON null (clickhouse-group.ts). */
+/** The `group by` key from a node's JSON text: NULL for a missing node ('') and a JSON null (clickhouse-soql-group.ts). */
 export const groupValue = (json: string): string => `nullIf(nullIf(${json}, 'null'), '')`;
 
 /** The key's JSON text from its hot columns (undefined: read the arrays). */

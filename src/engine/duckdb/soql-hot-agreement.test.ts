@@ -1,5 +1,5 @@
 /**
- * Hot payload keys (issue #31) must not change an answer: random events are loaded through the
+ * Hot payload keys must not change an answer: random events are loaded through the
  * store's own data chunks (EventChunkBuilder, what the loader appends) with a key becoming hot
  * half-way and changing type and slot in the second half, and random filters, `group by` keys
  * and `stats` are compiled three ways — no hot reads, only the first layout known (a query
@@ -10,27 +10,17 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { EventChunkBuilder } from '../../engine/duckdb/duckdb-chunk.js';
-import { statsSelect } from '../../engine/event-store.js';
-import { tenantWhere } from '../../engine/duckdb/duckdb-sql.js';
-import { hotColumnType, type HotLayout } from '../../engine/hot-columns.js';
-import { duckDbCannotRead } from '../../engine/payload-text.js';
-import { countHotRows, withStoredRows, type LayoutRows } from '../../engine/duckdb/duckdb-hot-layouts.js';
-import type { MemoryEvent } from './predicate.js';
-import {
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compilePredicate,
-  compileStats,
-  hotReadsFor,
-  hotReadsOf,
-  noHotReads,
-  parseSoql,
-  printSoql,
-  type HotReads,
-  type SoqlQuery,
-} from './index.js';
-import { DATASET_IDS, NOW, TENANT, eventsArb, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from './testkit.test.js';
+import { EventChunkBuilder } from './duckdb-chunk.js';
+import { statsSelect } from '../event-store.js';
+import { tenantWhere } from './duckdb-sql.js';
+import { hotColumnType, type HotLayout } from '../hot-columns.js';
+import { duckDbCannotRead } from '../../soql/payload-text.js';
+import { countHotRows, withStoredRows, type LayoutRows } from './duckdb-hot-layouts.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { compilePredicate, parseSoql, printSoql, type SoqlQuery } from '../../soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, compileStats, hotReadsFor, hotReadsOf, noHotReads, type HotReads } from '../soql-compile.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from '../../soql/testkit.test.js';
+import { TENANT, openEventsDb, selectGroups, selectSeqs } from './soql-testkit.test.js';
 
 let con: DuckDBConnection;
 /** The hot columns, added in an order of their own (as layouts would have added them). */

@@ -1,5 +1,5 @@
 /**
- * Hot payload keys on ClickHouse (issue #31) must not change an answer. Random events are
+ * Hot payload keys on ClickHouse must not change an answer. Random events are
  * written as the engine's loader writes them (RowBinary, the flattened payload, and the slot
  * columns by clickhouse-hot-layouts.ts's writeHotSlot) in three phases, in ts order: without
  * hot keys (sometimes left out, so that every row has a layout), with a first layout per
@@ -19,33 +19,20 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
-import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
-import { flattenPayload } from '../../engine/clickhouse/payload-paths.js';
-import { RowBinaryWriter } from '../../engine/clickhouse/row-binary.js';
-import { clickhouseEventColumns, eventsColumnsDdl } from '../../engine/clickhouse/clickhouse-schema.js';
-import { clickHouseSlots, hotSlotColumns, writeHotSlot } from '../../engine/clickhouse/clickhouse-hot-layouts.js';
-import { statsSelect } from '../../engine/event-store.js';
-import { groupByStatement, runGroupBy } from '../../engine/clickhouse/clickhouse-engine.js';
-import type { HotKey, HotLayout } from '../../engine/hot-columns.js';
-import {
-  clickHouseHotReadsOf,
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compilePredicate,
-  compileStats,
-  hotReadsFor,
-  noClickHouseHotReads,
-  parseSoql,
-  printSoql,
-  readScope,
-  type ClickHouseHotReads,
-  type Expr,
-  type SoqlQuery,
-} from './index.js';
+import { bindParams, type SqlValue } from './literal.js';
+import { flattenPayload } from './payload-paths.js';
+import { RowBinaryWriter } from './row-binary.js';
+import { clickhouseEventColumns, eventsColumnsDdl } from './clickhouse-schema.js';
+import { clickHouseSlots, hotSlotColumns, writeHotSlot } from './clickhouse-hot-layouts.js';
+import { statsSelect } from '../event-store.js';
+import { groupByStatement, runGroupBy } from './clickhouse-engine.js';
+import type { HotKey, HotLayout } from '../hot-columns.js';
+import { compilePredicate, parseSoql, printSoql, readScope, type Expr, type SoqlQuery } from '../../soql/index.js';
+import { clickHouseHotReadsOf, compileClickHouseFilter, compileClickHouseGroupKey, compileStats, hotReadsFor, noClickHouseHotReads, type ClickHouseHotReads } from '../soql-compile.js';
 import { legs } from '../../test-support/ci.js';
-import { hotGuard } from './clickhouse-hot.js';
-import type { MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from './testkit.test.js';
+import { hotGuard } from './clickhouse-soql-hot.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from '../../soql/testkit.test.js';
 
 const url = process.env['OPS_TEST_CLICKHOUSE_URL'];
 const target = url ? parseClickHouseUrl(url) : null;
@@ -297,7 +284,7 @@ onLeg.describe('hot payload keys on a ClickHouse server', () => {
               ['every layout', readsOf(all)],
               ['every layout, types not known', readsOf(untyped)],
               ['compiled before the second layouts', readsOf(stale)],
-              // Another ingester loaded rows of types this process never saw (issue #28's many
+              // Another ingester loaded rows of types this process never saw (many
               // ingesters): each slot's types cut to the lowest one; the answer must not move.
               ['types of another ingester unknown', readsOf(all.map((l) => (l.types ? { ...l, types: l.types.map((b) => b & -b) } : l)))],
             ];

@@ -3,7 +3,7 @@
  * property tests, and handy for logs: the printed form is canonical (payload keys always under
  * `payload.`, keywords upper case, parentheses only where the tree needs them).
  */
-import { severities } from '../../engine/event-record.js';
+import { severities } from '../shared/event-record.js';
 import type { Expr, FieldRef, SoqlQuery, StatsAggregate, StatsByItem, StatsClause, Value } from './ast.js';
 
 const BARE_KEY = /^[A-Za-z0-9_@$-]+$/;

@@ -1,6 +1,6 @@
 /**
  * The ClickHouse dialect must select what the in-memory predicate (live tail) and DuckDB
- * select: random queries and events (agreement.test.ts's generators) run against a scratch
+ * select: random queries and events (duckdb/soql-agreement.test.ts's generators) run against a scratch
  * MergeTree table laid out like the ClickHouse engine's `events` (payload_* arrays filled by
  * flattenPayload), and `group by` keys decoded with decodeGroupValue must equal DuckDB's.
  * The server tests need OPS_TEST_CLICKHOUSE_URL (`eval "$(scripts/clickhouse.sh env)"`) and are
@@ -13,23 +13,14 @@ import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
 import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
-import { bindParams, type SqlValue } from '../../engine/clickhouse/literal.js';
-import { flattenPayload } from '../../engine/clickhouse/payload-paths.js';
-import { float64Hex } from '../../engine/clickhouse/literal.js';
-import {
-  canonicalFields,
-  compileClickHouseFilter,
-  compileClickHouseGroupKey,
-  compileDuckDbFilter,
-  compileDuckDbGroupKey,
-  compilePredicate,
-  decodeGroupValue,
-  printSoql,
-  type FieldRef,
-  type GroupValue,
-} from './index.js';
-import type { MemoryEvent } from './predicate.js';
-import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectGroups, wide } from './testkit.test.js';
+import { bindParams, type SqlValue } from './literal.js';
+import { flattenPayload } from './payload-paths.js';
+import { float64Hex } from './literal.js';
+import { canonicalFields, compilePredicate, printSoql, type FieldRef } from '../../soql/index.js';
+import { compileClickHouseFilter, compileClickHouseGroupKey, compileDuckDbFilter, compileDuckDbGroupKey, decodeGroupValue, type GroupValue } from '../soql-compile.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb, wide } from '../../soql/testkit.test.js';
+import { loadEvents, openEventsDb, selectGroups } from '../duckdb/soql-testkit.test.js';
 import { legs } from '../../test-support/ci.js';
 
 /** The SQL text may hold only our own constants: a spliced value would bring other characters. */
@@ -68,7 +59,7 @@ const DDL = `CREATE TABLE ${DB}.events (
 
 /**
  * One row's VALUES tuple and its parameters. Numbers go in as their IEEE 754 bytes: 18.16's
- * text parsing of floats is inexact (clickhouse.ts), and the test needs the stored doubles to
+ * text parsing of floats is inexact (clickhouse-soql.ts), and the test needs the stored doubles to
  * be the event's.
  */
 function row(e: MemoryEvent, tenant: string): { sql: string; params: SqlValue[] } {

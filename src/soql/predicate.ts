@@ -1,6 +1,6 @@
 /**
  * The in-memory evaluator used by live tail. It must select exactly what the DuckDB back end
- * (duckdb.ts) selects; agreement.test.ts checks the two against each other on random queries.
+ * (duckdb-soql.ts) selects; duckdb/soql-agreement.test.ts checks the two against each other on random queries.
  * Rules shared by both (SOQL.md "Meaning"):
  * - a missing field (absent actor/source, absent payload key) fails every comparison,
  *   `!=` and `!:` included; NOT is plain negation, so `NOT actor:bot` does match it;
@@ -11,12 +11,12 @@
  * - `f in (a, b)` is `f == a OR f == b`;
  * - a payload whose JSON text DuckDB cannot read (an escaped unpaired surrogate) is empty.
  */
-import { parsedPayload, type StoredEvent } from '../../engine/event-record.js';
+import { parsedPayload, type StoredEvent } from '../shared/event-record.js';
 import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
 import { isTextField } from './ast.js';
 import { isWildcard, payloadReadings, resolveTime, type PayloadReadings } from './literals.js';
 import { compareCodePoints, foldCase, wildcardMatcher } from './text.js';
-import { duckDbCannotRead } from '../../engine/payload-text.js';
+import { duckDbCannotRead } from './payload-text.js';
 
 export interface PredicateContext {
   /** epoch milliseconds that `now` and relative times resolve against */

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { AppError } from '../../errors/app-error.js';
-import type { MemoryEvent } from './predicate.js';
-import { compileDuckDbFilter, compilePredicate, parseSoql, printSoql, withoutPositions, type SoqlQuery } from './index.js';
-import { DATASET_IDS, NOW, queryArb, wide } from './testkit.test.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { compilePredicate, parseSoql, printSoql, withoutPositions, type SoqlQuery } from '../../soql/index.js';
+import { compileDuckDbFilter } from '../soql-compile.js';
+import { DATASET_IDS, NOW, queryArb, wide } from '../../soql/testkit.test.js';
 
 const SQL_ALPHABET = /^[A-Za-z0-9_ (),?=<>'\\]*$/;
 

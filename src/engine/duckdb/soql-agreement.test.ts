@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { duckDbCannotRead, lookupPayload, type MemoryEvent } from './predicate.js';
-import { compileDuckDbFilter, compileDuckDbGroupKey, compilePredicate, decodeGroupValue, parseSoql, printSoql, type FieldRef } from './index.js';
-import { DATASET_IDS, NOW, eventsArb, loadEvents, narrow, openEventsDb, queryArb, selectGroups, selectSeqs } from './testkit.test.js';
+import { duckDbCannotRead, lookupPayload, type MemoryEvent } from '../../soql/predicate.js';
+import { compilePredicate, parseSoql, printSoql, type FieldRef } from '../../soql/index.js';
+import { compileDuckDbFilter, compileDuckDbGroupKey, decodeGroupValue } from '../soql-compile.js';
+import { DATASET_IDS, NOW, eventsArb, narrow, queryArb } from '../../soql/testkit.test.js';
+import { loadEvents, openEventsDb, selectGroups, selectSeqs } from './soql-testkit.test.js';
 
 /** The SQL text may hold only our own constants: a spliced value would bring other characters. */
 const SQL_ALPHABET = /^[A-Za-z0-9_ (),?=<>'\\]*$/;

@@ -3,7 +3,7 @@
  * `(` and `NOT`, both counted against the nesting limit, so the stack stays shallow whatever
  * the input; AND/OR chains and `in` lists are loops.
  */
-import { AppError } from '../../errors/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import {
   binUnits,
   compareOps,
@@ -22,9 +22,25 @@ import {
   type SoqlQuery,
   type Value,
 } from './ast.js';
-import { lexNormal, lexValue, nearText, parseError, type Token } from './lexer.js';
+import { LexError, lexNormal, lexValue, nearText, type Token } from './lexer.js';
 import { isUuid, isWildcard, parseNumber, parseTime, severityLevel } from './literals.js';
 import { aggregateText, byItemText } from './print.js';
+
+export function parseError(q: string, position: number, message: string, field = ''): AppError {
+  return new AppError('soql_parse_error', message, { position, near: nearText(q, position), field });
+}
+
+/** The lexer's tokens (strict), its errors as soql_parse_error. */
+function lexed(q: string, lex: () => Token): Token {
+  try {
+    return lex();
+  } catch (error) {
+    if (error instanceof LexError) throw parseError(q, error.position, error.message);
+    throw error;
+  }
+}
+const normalToken = (q: string, from: number): Token => lexed(q, () => lexNormal(q, from));
+const valueToken = (q: string, from: number): Token => lexed(q, () => lexValue(q, from));
 
 export const MAX_QUERY_LENGTH = 4096;
 export const MAX_NESTING = 32;
@@ -89,7 +105,7 @@ class Parser {
   }
 
   private peek(): Token {
-    return lexNormal(this.q, this.pos);
+    return normalToken(this.q, this.pos);
   }
 
   private take(t: Token): void {
@@ -101,7 +117,7 @@ class Parser {
   }
 
   private isGroupBy(t: Token): boolean {
-    return isKeyword(t, 'group') && isKeyword(lexNormal(this.q, t.end), 'by');
+    return isKeyword(t, 'group') && isKeyword(normalToken(this.q, t.end), 'by');
   }
 
   private groupBy(groupTok: Token): FieldRef {
@@ -122,9 +138,9 @@ class Parser {
    */
   private isStats(t: Token): boolean {
     if (!isKeyword(t, 'stats')) return false;
-    const fn = lexNormal(this.q, t.end);
+    const fn = normalToken(this.q, t.end);
     if (fn.kind !== 'path' || fn.segments.length !== 1 || fn.segments[0]!.quoted) return false;
-    return lexNormal(this.q, fn.end).kind === 'lparen';
+    return normalToken(this.q, fn.end).kind === 'lparen';
   }
 
   private stats(statsTok: Token): StatsClause {
@@ -203,7 +219,7 @@ class Parser {
   private byItem(after: string): StatsByItem {
     const t = this.peek();
     if (t.kind !== 'path') throw this.error(t.kind === 'eof' ? this.q.length : t.pos, `expected a field or bin(…) after ${after}, found ${describe(this.q, t)}`);
-    const open = lexNormal(this.q, t.end);
+    const open = normalToken(this.q, t.end);
     if (isKeyword(t, 'bin') && open.kind === 'lparen') {
       this.take(t);
       this.take(open);
@@ -317,12 +333,12 @@ class Parser {
     this.take(open);
     const values: Value[] = [];
     for (let after = "'('"; ; ) {
-      const start = lexValue(this.q, this.pos);
+      const start = valueToken(this.q, this.pos);
       if (values.length === MAX_IN_VALUES && start.kind !== 'eof') {
         throw this.error(start.pos, `an 'in' list can hold at most ${MAX_IN_VALUES} values`, label);
       }
       values.push(this.value(field, label, '==', after));
-      const sep = lexValue(this.q, this.pos);
+      const sep = valueToken(this.q, this.pos);
       if (sep.kind === 'rparen') {
         this.take(sep);
         return values;
@@ -357,7 +373,7 @@ class Parser {
 
   /** Reads the value after an operator and checks it against the field's type. */
   private value(field: FieldRef, label: string, op: CompareOp, after: string): Value {
-    const t = lexValue(this.q, this.pos);
+    const t = valueToken(this.q, this.pos);
     if (t.kind !== 'bare' && t.kind !== 'string') {
       throw this.error(t.kind === 'eof' ? this.q.length : t.pos, `expected a value after ${after}, found ${describe(this.q, t)}`, label);
     }

@@ -3,16 +3,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import type { MemoryEvent } from './predicate.js';
-import {
-  assertDatasetsExist,
-  compileDuckDbFilter,
-  compilePredicate,
-  parseSoql,
-  rejectAggregationForTail,
-} from './index.js';
-import { compareCodePoints, foldCase, wildcardMatch } from './text.js';
-import { DATASET_IDS, NOW, loadEvents, openEventsDb, selectSeqs } from './testkit.test.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { assertDatasetsExist, compilePredicate, parseSoql, rejectAggregationForTail } from '../../soql/index.js';
+import { compileDuckDbFilter } from '../soql-compile.js';
+import { compareCodePoints, foldCase, wildcardMatch } from '../../soql/text.js';
+import { DATASET_IDS, NOW } from '../../soql/testkit.test.js';
+import { loadEvents, openEventsDb, selectSeqs } from './soql-testkit.test.js';
 
 const base: MemoryEvent = {
   seq: 0, event_id: '0b6d4f2a-1c3e-4a5b-8c7d-9e0f1a2b3c4d', ts: NOW, ingested_at: NOW, dataset: 'game', severity: 1,

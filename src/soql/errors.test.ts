@@ -1,7 +1,7 @@
 /** Malformed queries: each must fail with the right code, position, near and field. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AppError } from '../../errors/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import { parseSoql } from './index.js';
 
 type Row = [q: string, code: 'soql_parse_error' | 'soql_reserved_field', position: number, near: string, field: string];

@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { AppError } from '../../errors/app-error.js';
-import { compileStats, parseSoql, planStats, printSoql, withoutPositions, type SoqlQuery } from './index.js';
-import { duckDbCannotRead, lookupPayload } from './predicate.js';
+import { AppError } from '../errors/app-error.js';
+import { parseSoql, planStats, printSoql, withoutPositions, type SoqlQuery } from '../soql/index.js';
+import { compileStats } from './soql-compile.js';
+import { duckDbCannotRead, lookupPayload } from '../soql/predicate.js';
 
 const numbersDuckDb = (p: string) => `TRY_CAST(CAST(TRY(json_extract(payload, ${p})) AS VARCHAR) AS DOUBLE)`;
 const numbersClickHouse = (p: string) =>

@@ -1,7 +1,7 @@
 /**
  * Compiles a SOQL filter to a ClickHouse boolean expression (UInt8, 1 or 0) over the `events`
  * table of the ClickHouse engine (engine/clickhouse/), with exactly the semantics of
- * compileDuckDbFilter (duckdb.ts) and the in-memory evaluator (predicate.ts).
+ * compileDuckDbFilter (duckdb-soql.ts) and the in-memory evaluator (predicate.ts).
  * docs/soql-clickhouse.md maps each construct and lists the known gaps.
  *
  * The target is ClickHouse 18.16 (Debian's); every function used also exists, with the same
@@ -21,7 +21,7 @@
  * - float parsing in 18.16 (toFloat64 of a string, and the text input formats) is off by one
  *   ulp for many values in exponent notation and reads subnormals as 0, so a number is bound
  *   as its IEEE 754 bytes, `reinterpretAsFloat64(unhex(?))`, which is exact on every version.
- * - two 18.16 bugs with U+0000 in strings, found by clickhouse-agreement.test.ts: `a <= b` and
+ * - two 18.16 bugs with U+0000 in strings, found by clickhouse/soql-agreement.test.ts: `a <= b` and
  *   `a >= b` answer 1 when one string is the other followed by U+0000 (`'a\0' <= 'a'`), while
  *   `<`, `>`, `=` and `<>` are right, so `<=` is written `NOT (a > b)` and `>=` `NOT (a < b)`;
  *   and LIKE with a pattern holding U+0000 that starts with `%` (and is not a plain
@@ -30,20 +30,21 @@
  *
  * Every leaf yields 1 or 0, never NULL (ifNull on the Nullable actor and source, like DuckDB's
  * COALESCE), so NOT behaves like predicate.ts. The result covers the query only: the engine
- * ANDs in the tenant and the query service the tenant's active datasets.
+ * ANDs in the tenant and soql-read.ts the tenant's active datasets (withinDatasets).
  */
-import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
-import { isTextField } from './ast.js';
-import { datasetIdsFor, jsonPointer, likePattern, SQL_OPS, type DuckDbContext, type SqlParam } from './duckdb.js';
-import { isWildcard, payloadReadings, resolveTime } from './literals.js';
-import { payloadType } from '../../engine/clickhouse/payload-paths.js';
-import { float64Hex } from '../../engine/clickhouse/literal.js';
-import { hotColumnOf, hotGuard } from './clickhouse-hot.js';
+import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
+import { isTextField } from '../../soql/ast.js';
+import { datasetIdsFor, jsonPointer } from '../../soql/scope.js';
+import { likePattern, SQL_OPS, type CompileContext, type SqlParam } from '../soql-sql.js';
+import { isWildcard, payloadReadings, resolveTime } from '../../soql/literals.js';
+import { payloadType } from './payload-paths.js';
+import { float64Hex } from './literal.js';
+import { hotColumnOf, hotGuard } from './clickhouse-soql-hot.js';
 
-export function compileClickHouseFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
+export function compileClickHouseFilter(query: SoqlQuery, ctx: CompileContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
   const where = query.filter ? new Compiler(ctx, params).expr(query.filter) : '1';
-  // Hot columns read: only the rows of the layouts they were chosen for (clickhouse-hot.ts).
+  // Hot columns read: only the rows of the layouts they were chosen for (clickhouse-soql-hot.ts).
   const guard = hotGuard(ctx.clickHouseHot);
   return { where: guard ? `(${guard} AND ${where})` : where, params };
 }
@@ -59,7 +60,7 @@ const fold = (sql: string): string => `lowerUTF8(replaceAll(${sql}, '\\xC4\\xB0'
 
 class Compiler {
   constructor(
-    private readonly ctx: DuckDbContext,
+    private readonly ctx: CompileContext,
     private readonly params: SqlParam[],
   ) {}
 
@@ -117,7 +118,7 @@ class Compiler {
     return type ? `(${type} != 0)` : `has(payload_paths, ${this.p(pointer)})`;
   }
 
-  /** The key's element of one of the flattened arrays, or its hot column (clickhouse-hot.ts). */
+  /** The key's element of one of the flattened arrays, or its hot column (clickhouse-soql-hot.ts). */
   private element(pointer: string, array: 'payload_types' | 'payload_text' | 'payload_numbers'): string {
     const hot = hotColumnOf(this.ctx.clickHouseHot, pointer, array === 'payload_types' ? 't' : array === 'payload_text' ? 's' : 'n');
     return hot ?? `arrayElement(${array}, indexOf(payload_paths, ${this.p(pointer)}))`;

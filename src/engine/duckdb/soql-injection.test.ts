@@ -3,10 +3,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import type { MemoryEvent } from './predicate.js';
-import { compileDuckDbFilter, compilePredicate, parseSoql } from './index.js';
-import { quoteString } from './print.js';
-import { DATASET_IDS, NOW, loadEvents, openEventsDb, selectSeqs } from './testkit.test.js';
+import type { MemoryEvent } from '../../soql/predicate.js';
+import { compilePredicate, parseSoql } from '../../soql/index.js';
+import { compileDuckDbFilter } from '../soql-compile.js';
+import { quoteString } from '../../soql/print.js';
+import { DATASET_IDS, NOW } from '../../soql/testkit.test.js';
+import { loadEvents, openEventsDb, selectSeqs } from './soql-testkit.test.js';
 
 const HOSTILE = [
   "'; DROP TABLE events; --",

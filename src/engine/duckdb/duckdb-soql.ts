@@ -17,83 +17,20 @@
  *
  * The result covers the query only: the caller must still AND in the tenant (the event store
  * adds `tenant = ?`, the `events.tenant` integer of `event_tenants`) and the restriction to
- * the tenant's active datasets (query-service.ts).
+ * the tenant's active datasets (soql-compile.ts withinDatasets).
  */
-import { AppError } from '../../errors/app-error.js';
-import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from './ast.js';
-import { isTextField } from './ast.js';
-import { isWildcard, payloadReadings, resolveTime } from './literals.js';
-import { compareCodePoints } from './text.js';
-import { hotNumber, hotOnlyStringColumn, hotString, hotType, noHotReads, type HotReads } from './duckdb-hot.js';
-import type { ClickHouseHotReads } from './clickhouse-hot.js';
+import type { CompareOp, Expr, FieldRef, SoqlQuery, Value } from '../../soql/ast.js';
+import { isTextField } from '../../soql/ast.js';
+import { isWildcard, payloadReadings, resolveTime } from '../../soql/literals.js';
+import { datasetIdsFor, jsonPointer } from '../../soql/scope.js';
+import { hotNumber, hotOnlyStringColumn, hotString, hotType, noHotReads, type HotReads } from './duckdb-soql-hot.js';
+import { likePattern, SQL_OPS, type CompileContext, type SqlParam } from '../soql-sql.js';
 
-export type SqlParam = string | number | boolean;
-
-export interface SqlFragment {
-  sql: string;
-  params: SqlParam[];
-}
-
-export interface DuckDbContext {
-  /** epoch milliseconds that `now` and relative times resolve against */
-  now: number;
-  /** the tenant's active datasets: name → dataset_id */
-  datasetIds: ReadonlyMap<string, string>;
-  /** Payload keys readable from hot columns (duckdb-hot.ts; absent: every read parses the JSON). */
-  hot?: HotReads;
-  /** The same on ClickHouse (clickhouse-hot.ts; absent: every read goes to the flattened arrays). */
-  clickHouseHot?: ClickHouseHotReads;
-}
-
-export function compileDuckDbFilter(query: SoqlQuery, ctx: DuckDbContext): { where: string; params: SqlParam[] } {
+export function compileDuckDbFilter(query: SoqlQuery, ctx: CompileContext): { where: string; params: SqlParam[] } {
   const params: SqlParam[] = [];
   const where = query.filter ? new Compiler(ctx, params).expr(query.filter) : 'TRUE';
   return { where, params };
 }
-
-/**
- * Throws not_found when the query names a dataset (with `:`, `==`, `!=`, `!:` or `in`) that is
- * not in the map. compileDuckDbFilter does this itself; live tail, which evaluates in memory,
- * calls it with the same map so both answer 404 alike.
- */
-export function assertDatasetsExist(query: SoqlQuery, datasetIds: ReadonlyMap<string, string>): void {
-  const visit = (e: Expr): void => {
-    switch (e.type) {
-      case 'and':
-      case 'or':
-        e.items.forEach(visit);
-        return;
-      case 'not':
-        visit(e.expr);
-        return;
-      case 'compare':
-      case 'in': {
-        if (e.field.kind !== 'canonical' || e.field.name !== 'dataset') return;
-        const op = e.type === 'compare' ? e.op : '==';
-        for (const v of e.type === 'compare' ? [e.value] : e.values) {
-          if (v.type === 'text') datasetIdsFor(datasetIds, op, v.text);
-        }
-        return;
-      }
-      default:
-        return;
-    }
-  };
-  if (query.filter) visit(query.filter);
-}
-
-/** A JSON pointer (RFC 6901) for a payload path; DuckDB's JSON functions accept it as the path. */
-export const jsonPointer = (path: readonly string[]): string =>
-  path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-
-/** A LIKE pattern with `\` as escape: contains, or `*` → `%` for a whole-field wildcard. */
-export function likePattern(text: string, wildcard: boolean): string {
-  const escaped = text.replace(/[\\%_]/g, (c) => `\\${c}`);
-  return wildcard ? escaped.replace(/\*/g, '%') : `%${escaped}%`;
-}
-
-/** The SQL comparison operator of each SOQL operator (the same in both dialects). */
-export const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
 
 /**
  * A payload node's number, NULL unless the node is a JSON number, with ONE JSON parse per row:
@@ -106,32 +43,9 @@ export const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': 
  */
 export const duckDbPayloadNumber = (pointer: string): string => `TRY_CAST(CAST(TRY(json_extract(payload, ${pointer})) AS VARCHAR) AS DOUBLE)`;
 
-/**
- * dataset_ids the comparison `dataset <op> name` selects; not_found for an unknown name. Shared
- * with the ClickHouse dialect (clickhouse.ts), so both answer 404 alike.
- */
-export function datasetIdsFor(map: ReadonlyMap<string, string>, op: CompareOp, name: string): string[] {
-  const ids: string[] = [];
-  const lower = name.toLowerCase();
-  for (const [n, id] of map) {
-    const hit =
-      op === ':' || op === '!:' ? n.toLowerCase() === lower
-      : op === '==' || op === '!=' ? n === name
-      : ordered(op, compareCodePoints(n, name));
-    if (hit) ids.push(id);
-  }
-  if (ids.length === 0 && !['>', '>=', '<', '<='].includes(op)) {
-    throw new AppError('not_found', `dataset "${name}" does not exist`);
-  }
-  return ids;
-}
-
-const ordered = (op: CompareOp, sign: number): boolean =>
-  op === '>' ? sign > 0 : op === '>=' ? sign >= 0 : op === '<' ? sign < 0 : sign <= 0;
-
 class Compiler {
   constructor(
-    private readonly ctx: DuckDbContext,
+    private readonly ctx: CompileContext,
     private readonly params: SqlParam[],
   ) {}
 
@@ -183,7 +97,7 @@ class Compiler {
     return this.ctx.hot ?? noHotReads;
   }
 
-  /** json_type of the node, from its hot column where the row has one (duckdb-hot.ts). */
+  /** json_type of the node, from its hot column where the row has one (duckdb-soql-hot.ts). */
   private type(pointer: string): string {
     return hotType(this.hot, pointer, () => this.json('json_type', pointer));
   }
@@ -240,7 +154,7 @@ class Compiler {
     const type = (): string => this.type(pointer);
     const str = (): string => hotString(this.hot, pointer, () => this.json('json_extract_string', pointer));
     const num = (): string => hotNumber(this.hot, pointer, () => duckDbPayloadNumber(this.p(pointer)));
-    // Held in one string column by every row: its presence is the type test (duckdb-hot.ts).
+    // Held in one string column by every row: its presence is the type test (duckdb-soql-hot.ts).
     const column = hotOnlyStringColumn(this.hot, pointer);
     const isString = (): string => (column ? `${column} IS NOT NULL` : `${type()} = 'VARCHAR'`);
     const branches: string[] = [];

@@ -5,8 +5,13 @@
  * field path. Both are pure functions of (q, offset), so the parser can peek by re-lexing
  * instead of keeping a token buffer. Every loop advances at least one character, so lexing is
  * linear in the length of q.
+ *
+ * It imports nothing, so the explorer's editor (web/) runs it in the browser. There it reads
+ * text being typed: `lenient` lexing never fails, and reads malformed text on as far as it can
+ * (an unclosed string or backquote runs to the end; an unknown escape is read as if allowed; a
+ * path ends before a `.` without a key; an unexpected character is an `other` token). Strict
+ * lexing (the parser's) throws a LexError where lenient lexing recovers.
  */
-import { AppError } from '../../errors/app-error.js';
 
 export interface Segment {
   text: string;
@@ -22,7 +27,20 @@ export type Token =
   /** Normal mode only: one or more keys joined by dots (`payload.a.b`, `` `odd key` ``). */
   | { kind: 'path'; segments: Segment[]; pos: number; end: number }
   /** Value mode only: an unquoted value. */
-  | { kind: 'bare'; text: string; pos: number; end: number };
+  | { kind: 'bare'; text: string; pos: number; end: number }
+  /** Lenient lexing only: a character no token starts with. */
+  | { kind: 'other'; pos: number; end: number };
+
+/** Malformed text at `position` (0-based, UTF-16 code units); the parser reports it as soql_parse_error. */
+export class LexError extends Error {
+  constructor(
+    readonly position: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LexError';
+  }
+}
 
 const NEAR_LENGTH = 20;
 
@@ -32,10 +50,6 @@ export function nearText(q: string, position: number): string {
   const last = near.charCodeAt(near.length - 1);
   if (near.length === NEAR_LENGTH && last >= 0xd800 && last <= 0xdbff) near = near.slice(0, -1);
   return near;
-}
-
-export function parseError(q: string, position: number, message: string, field = ''): AppError {
-  return new AppError('soql_parse_error', message, { position, near: nearText(q, position), field });
 }
 
 const WS = /\s/u;
@@ -58,19 +72,19 @@ function describeChar(q: string, pos: number): string {
   return cp < 0x20 || cp === 0x7f ? `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` : `'${ch}'`;
 }
 
-function punct(q: string, pos: number): Token | null {
+function punct(q: string, pos: number, lenient: boolean): Token | null {
   if (pos >= q.length) return { kind: 'eof', pos, end: pos };
   const ch = q.charAt(pos);
   if (ch === '(') return { kind: 'lparen', pos, end: pos + 1 };
   if (ch === ')') return { kind: 'rparen', pos, end: pos + 1 };
   if (ch === ',') return { kind: 'comma', pos, end: pos + 1 };
-  if (ch === '"') return readString(q, pos);
+  if (ch === '"') return readString(q, pos, lenient);
   return null;
 }
 
-export function lexNormal(q: string, from: number): Token {
+export function lexNormal(q: string, from: number, lenient = false): Token {
   const pos = skipWs(q, from);
-  const p = punct(q, pos);
+  const p = punct(q, pos, lenient);
   if (p) return p;
   const ch = q.charAt(pos);
   if (OP_CHARS.includes(ch)) {
@@ -78,13 +92,14 @@ export function lexNormal(q: string, from: number): Token {
     while (end < q.length && OP_CHARS.includes(q.charAt(end))) end++;
     return { kind: 'op', text: q.slice(pos, end), pos, end };
   }
-  if (ch === '`' || isKeyChar(ch)) return readPath(q, pos);
-  throw parseError(q, pos, `unexpected character ${describeChar(q, pos)}`);
+  if (ch === '`' || isKeyChar(ch)) return readPath(q, pos, lenient);
+  if (lenient) return { kind: 'other', pos, end: pos + 1 };
+  throw new LexError(pos, `unexpected character ${describeChar(q, pos)}`);
 }
 
-export function lexValue(q: string, from: number): Token {
+export function lexValue(q: string, from: number, lenient = false): Token {
   const pos = skipWs(q, from);
-  const p = punct(q, pos);
+  const p = punct(q, pos, lenient);
   if (p) return p;
   let end = pos;
   while (end < q.length && !VALUE_STOP.includes(q.charAt(end)) && !isWhitespace(q.charAt(end))) end++;
@@ -92,7 +107,7 @@ export function lexValue(q: string, from: number): Token {
 }
 
 /** `"…"` with `\"` and `\\` as the only escapes (SOQL.md). */
-function readString(q: string, pos: number): Token {
+function readString(q: string, pos: number, lenient: boolean): Token {
   let text = '';
   let chunkStart = pos + 1;
   for (let i = pos + 1; i < q.length; i++) {
@@ -101,18 +116,19 @@ function readString(q: string, pos: number): Token {
     if (ch !== '\\') continue;
     const next = q.charAt(i + 1);
     if (next === '') break;
-    if (next !== '"' && next !== '\\') {
-      throw parseError(q, i, `unknown escape ${describeChar(q, i + 1).replace(/^'/, "'\\")} in a string: only \\" and \\\\ are allowed`);
+    if (next !== '"' && next !== '\\' && !lenient) {
+      throw new LexError(i, `unknown escape ${describeChar(q, i + 1).replace(/^'/, "'\\")} in a string: only \\" and \\\\ are allowed`);
     }
     text += q.slice(chunkStart, i) + next;
     chunkStart = i + 2;
     i++;
   }
-  throw parseError(q, pos, 'unclosed string starting here: add the closing "');
+  if (lenient) return { kind: 'string', text: text + q.slice(chunkStart), pos, end: q.length };
+  throw new LexError(pos, 'unclosed string starting here: add the closing "');
 }
 
 /** Keys joined by dots; a backquoted key may hold any text, with `` `` `` for a backquote. */
-function readPath(q: string, pos: number): Token {
+function readPath(q: string, pos: number, lenient: boolean): Token {
   const segments: Segment[] = [];
   let i = pos;
   for (;;) {
@@ -120,7 +136,10 @@ function readPath(q: string, pos: number): Token {
       let text = '';
       let j = i + 1;
       for (;;) {
-        if (j >= q.length) throw parseError(q, i, 'unclosed backquoted key starting here: add the closing `');
+        if (j >= q.length) {
+          if (lenient) return { kind: 'path', segments: [...segments, { text, quoted: true }], pos, end: q.length };
+          throw new LexError(i, 'unclosed backquoted key starting here: add the closing `');
+        }
         if (q.charAt(j) === '`') {
           if (q.charAt(j + 1) !== '`') break;
           text += '`';
@@ -130,15 +149,17 @@ function readPath(q: string, pos: number): Token {
         text += q.charAt(j);
         j++;
       }
-      if (text === '') throw parseError(q, i, 'a backquoted key cannot be empty');
+      if (text === '' && !lenient) throw new LexError(i, 'a backquoted key cannot be empty');
       segments.push({ text, quoted: true });
       i = j + 1;
     } else if (isKeyChar(q.charAt(i))) {
       const start = i;
       while (i < q.length && isKeyChar(q.charAt(i))) i++;
       segments.push({ text: q.slice(start, i), quoted: false });
+    } else if (lenient) {
+      return { kind: 'path', segments, pos, end: i - 1 };
     } else {
-      throw parseError(q, i, "expected a key after '.'");
+      throw new LexError(i, "expected a key after '.'");
     }
     if (q.charAt(i) !== '.') return { kind: 'path', segments, pos, end: i };
     i++;
