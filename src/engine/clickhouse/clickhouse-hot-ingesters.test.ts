@@ -17,6 +17,7 @@ import { ClickHouseEngine } from './clickhouse-engine.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
 import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { slotAssignments } from './clickhouse-hot-backfill.js';
+import { refreshEveryMs } from './clickhouse-hot-layouts.js';
 import { legs } from '../../test-support/ci.js';
 
 const onLeg = legs.clickhouse();
@@ -115,7 +116,9 @@ onLeg.describe('hot keys with several ingesters on ClickHouse', () => {
       ]);
     }
     // A maker that kept an id before the other's INSERT landed learns of the collision at its next
-    // read of the table and gives the id up; the task's next tick hands the keys again.
+    // read of the table and gives the id up; the task's next tick (an interval later, past the
+    // layouts' refresh period) hands the keys again.
+    await new Promise((resolve) => setTimeout(resolve, refreshEveryMs + 100));
     for (let round = 0; round < 5; round++) {
       await a.setHotKeys(tenant, `ds_x${round}`, [{ pointer: '/x', type: 'string' }]);
       await b.setHotKeys(tenant, `ds_y${round}`, [{ pointer: '/y', type: 'number' }, { pointer: '/z', type: 'string' }]);

@@ -167,7 +167,7 @@ export interface HotLayoutsHost {
 /** Layout ids read again from the table at each refresh below the highest known (a late insert of another process). */
 const refreshBack = 100;
 /** The table's layouts are read again at most this often (set() refreshes before it decides). */
-const refreshEveryMs = 1_000;
+export const refreshEveryMs = 1_000;
 /** Other ingesters' positions are read again at most this often while a grace needs them. */
 const peersEveryMs = 5_000;
 
