@@ -4,8 +4,6 @@ import type { Tenant } from '../tenancy/tenant.js';
 import type { NewEvent, StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import type { SoqlQuery } from '../soql/ast.js';
-import type { LoadedPositions } from './loaded-positions.js';
-import type { GroupValue } from './soql-sql.js';
 
 // An event ready to store is declared with the stored event it becomes (shared/event-record.ts),
 // which the write-ahead log's batches import without importing this interface.
@@ -35,6 +33,17 @@ export interface AppendResult {
  * (see event-record.ts) with `?` placeholders, and its values in order. The store ANDs the
  * tenant and pagination conditions around it.
  */
+/**
+ * Per write-ahead log, the seq up to which its events are in the engine
+ * (EventStore.loadedPositions; loaded-positions.ts reads them). Each log's events reach the engine in seq order (tail-position.ts),
+ * so "seq ≤ the position of its log" names exactly the events loaded at the moment the positions
+ * were taken, whichever events arrive later — with any `ts`.
+ */
+export type LoadedPositions = Readonly<Record<string, number>>;
+
+/** A group key's value as an answer carries it (a JSON value). */
+export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
+
 export interface CompiledFilter {
   where: string;
   params: ReadonlyArray<string | number | boolean | null>;
