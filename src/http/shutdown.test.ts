@@ -44,9 +44,11 @@ test('close: an upload in flight still gets its answer; a download nobody reads 
       );
       req.on('error', reject);
       req.write(small.body.subarray(0, 1000));
-      setTimeout(() => req.end(small.body.subarray(1000)), 300);
+      setTimeout(() => req.end(small.body.subarray(1000)), 900);
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // Time for the server to take the request (a loaded machine needs hundreds of ms) before the
+    // stop, and the rest of the body arrives after the stop began, well within the drain time.
+    await new Promise((r) => setTimeout(r, 600));
 
     const started = Date.now();
     const stopping = s.close().then(() => (closed = true));
