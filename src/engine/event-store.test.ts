@@ -9,6 +9,7 @@ import { v7 } from 'uuid';
 import { LoggedEventStore } from './logged-event-store.js';
 import { EventStoreBehindError, EventStoreUnavailableError, matchAll, type NewEvent } from './event-store.js';
 import type { Tenant } from '../tenancy/tenant.js';
+import { legs } from '../test-support/ci.js';
 
 const a: Tenant = { orgId: 'ORGA', projectId: 'P1', mode: 'live' };
 const aTest: Tenant = { ...a, mode: 'test' };
@@ -309,7 +310,7 @@ test('the events worker dies: reads fail at once (503, no hang), appends stay du
   }
 });
 
-describe('LoggedEventStore on ClickHouse: live tail records', { skip: process.env.OPS_TEST_CLICKHOUSE_URL ? false : 'needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")' }, () => {
+legs.clickhouse().describe('LoggedEventStore on ClickHouse: live tail records', () => {
   let dir: string;
   let url: string;
   let store: LoggedEventStore;

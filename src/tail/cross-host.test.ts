@@ -6,6 +6,7 @@ import path from 'node:path';
 import { connect } from 'nats';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
 import { missingServices, services, sharedDatabase } from '../cluster/test-services.js';
+import { legs, needs } from '../test-support/ci.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
 import { encodeBatch } from '../engine/wal/event-batch.js';
 import { parsePosition } from '../engine/tail-position.js';
@@ -20,13 +21,13 @@ import { TailClient } from './test-client.js';
  * longest, so what reaches a session came by a record or by the read a record started.
  */
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;
-const skip = base ? await missingServices() : 'live tail across hosts on ClickHouse needs OPS_TEST_CLICKHOUSE_URL (scripts/clickhouse.sh start; eval "$(scripts/clickhouse.sh env)")';
-if (skip) console.log(`# cross-host tail tests skipped: ${skip}`);
+const onClickHouse = legs.clickhouse();
+const required = base ? needs(await missingServices()) : {};
 
 const secret = crypto.randomBytes(32).toString('base64');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('live tail across two API processes on ClickHouse', { skip }, () => {
+onClickHouse.describe('live tail across two API processes on ClickHouse', required, () => {
   let database: Awaited<ReturnType<typeof sharedDatabase>>;
   let clickhouse: string;
   let a: TestServer;
