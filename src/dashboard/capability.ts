@@ -20,6 +20,11 @@ export interface DashboardCapability extends Capability {
 }
 
 
+export interface DashboardOptions {
+  /** Another capability's routes under /dashboard/ (single sign-on's sign-in). */
+  more?: DashboardRouteRegistrar[];
+}
+
 /** The dashboard's service on a context (opsctl's links, the server's routes). */
 export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiters): DashboardService =>
   new DashboardService({ db: ctx.metadata.db, clock: ctx.clock, tokens: ctx.tokens, bus: ctx.bus, signInLimiters });
@@ -31,7 +36,7 @@ export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiter
  * OPS_PURGE_INTERVAL_MS at most an hour apart, and in `opsctl purge`). Expired rows are refused
  * before they are purged.
  */
-export async function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls, more: DashboardRouteRegistrar[] = []): Promise<DashboardCapability> {
+export async function openDashboard({ ctx, log, urls }: { ctx: AppContext; log: Logger; urls: PublicUrls }, { more = [] }: DashboardOptions = {}): Promise<DashboardCapability> {
   // Sign-in attempts are counted where every API process sees them: Redis when configured (its
   // client loaded only then).
   const limiters = ctx.config.redisUrl
