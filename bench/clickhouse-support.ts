@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { parseClickHouseUrl } from '../src/engine/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../src/config/clickhouse-url.js';
 import { dropClickHouseDatabase } from '../src/engine/clickhouse/clickhouse-testing.js';
 import type { ClickHouseEngine } from '../src/engine/clickhouse/clickhouse-engine.js';
 

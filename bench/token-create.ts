@@ -22,7 +22,7 @@ import { iso, systemClock } from '../src/shared/clock.js';
 import { newId } from '../src/shared/ids.js';
 import { parseScopes, tokenColumns } from '../src/tokens/token-service.js';
 import { precompileInsert } from '../src/stores/metadata/precompiled.js';
-import { generateToken, hashToken } from '../src/tokens/token-secret.js';
+import { generateToken, hashToken } from '../src/auth/token-secret.js';
 import { auditRow } from '../src/audit/record.js';
 import type { Tenant } from '../src/tenancy/tenant.js';
 import { fmt, median, tempDir } from './support.js';

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import type { AppContext } from './app/context.js';
-import { createLogger, type LoggerSettings } from './app/logger.js';
-import { PublicUrls } from './app/public-urls.js';
+import { createLogger, type LoggerSettings } from './kernel/logger.js';
+import { PublicUrls } from './kernel/public-urls.js';
 import { buildApi } from './app/build-api.js';
-import { openModules, type ModuleOptions } from './app/modules.js';
+import { openModules, type ModuleOptions } from './modules.js';
 import { buildCdn } from './delivery/build-cdn.js';
 import type { MediaCapability } from './media/capability.js';
 import type { EventsCapability } from './events/capability.js';
@@ -15,7 +15,7 @@ import type { MonitorsCapability } from './monitors/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
-import type { Logger } from './app/logger.js';
+import type { Logger } from './kernel/logger.js';
 
 export interface RunningServer {
   api: Api;
@@ -37,7 +37,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The modules' options (app/modules.ts: the event store's, the delivery worker's timings, the monitor scheduler's tick, single sign-on's), and the process's own. */
+/** The modules' options (src/modules.ts: the event store's, the delivery worker's timings, the monitor scheduler's tick, single sign-on's), and the process's own. */
 export interface StartOptions extends ModuleOptions {
   clock?: Clock;
   /** pino settings, or false for silence. */
@@ -76,7 +76,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   );
   checkSecretKey(config, log);
   const urls = new PublicUrls(config);
-  // Every module of an API process, each on what it needs, in the table's order (app/modules.ts).
+  // Every module of an API process, each on what it needs, in the table's order (src/modules.ts).
   const modules = await openModules('api', { config, clock: options.clock ?? systemClock, log, urls }, options);
   const { ctx, rateLimiter, idempotency, media, events, tail, notifications, monitors } = modules.byName as Required<typeof modules.byName>;
   const capabilities = modules.all;

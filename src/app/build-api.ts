@@ -5,8 +5,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import type { Api } from '../http/types.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
-import { fastifyLogging, type Logger } from './logger.js';
-import type { PublicUrls } from './public-urls.js';
+import { fastifyLogging, type Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
+import type { RouteRegistrar } from '../kernel/capability.js';
 import { exactBodyValidation } from '../http/validation.js';
 import { maxHeaderSize } from 'node:http';
 import { ErrorBody } from '../http/schemas.js';
@@ -16,9 +17,6 @@ import { LocalRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
 import { type IdempotencyStore, idempotencyPlugin } from '../idempotency/index.js';
-
-/** A capability adds its /v1 routes through one of these. */
-export type RouteRegistrar = (v1: Api) => void | Promise<void>;
 
 export interface ApiOptions {
   logger: Logger;

@@ -10,14 +10,15 @@ import { OrgService } from '../orgs/org-service.js';
 import { MembersService } from '../members/members-service.js';
 import { TokenService } from '../tokens/token-service.js';
 import { preparePrivateDataDir } from '../shared/private-data-dir.js';
-import { openBus, type Bus } from '../cluster/bus.js';
-import type { Logger } from './logger.js';
-import { cliLogger } from '../cli/cli-logger.js';
+import type { Bus } from '../cluster/bus.js';
+import { openBus } from '../cluster/open-bus.js';
+import type { Logger } from '../kernel/logger.js';
+import { cliLogger } from '../kernel/cli-logger.js';
 
 /**
  * Everything the server and opsctl share: the foundation's stores and services, built once
  * from the configuration. Route handlers reach stores only through these services. The
- * capabilities beyond it (media, events…) are opened on top of a context (app/capability.ts).
+ * capabilities beyond it (media, events…) are opened on top of a context (kernel/capability.ts).
  */
 export interface AppContext {
   config: Config;

@@ -5,7 +5,7 @@ import type { CursorKey } from '../pagination/cursor.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { badRequest } from '../errors/app-error.js';
 import { iso, type Clock } from '../shared/clock.js';
-import type { ActorType } from './origin.js';
+import type { ActorType } from '../tenancy/origin.js';
 import type { AuditEntriesTable } from './tables.js';
 import './tables.js';
 

@@ -4,7 +4,7 @@ import { startTestServer, type TestResponse, type TestServer } from '../test-sup
 import { opsctl } from '../test-support/opsctl.js';
 import { Browser, password, signedIn } from '../dashboard/test-session.js';
 import { dashboardService } from '../dashboard/capability.js';
-import { operatorOrigin } from './origin.js';
+import { operatorOrigin } from '../tenancy/origin.js';
 import { png } from '../media/test-files.js';
 import { AuditService } from './audit-service.js';
 

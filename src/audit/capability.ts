@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { AuditService } from './audit-service.js';
 import { AuditEntrySchema, registerAuditRoutes } from './routes.js';
 

@@ -1,5 +1,5 @@
-import type { Command } from '../cli/command.js';
-import { opt, orgOption, str } from '../cli/command.js';
+import type { Command } from '../app/command.js';
+import { opt, orgOption, str } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
 import { AuditService, type AuditEntry } from './audit-service.js';
 import type { CursorKey } from '../pagination/cursor.js';

@@ -4,7 +4,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { newId } from '../shared/ids.js';
 import { iso } from '../shared/clock.js';
-import { operatorOrigin, type Origin } from './origin.js';
+import { operatorOrigin, type Origin } from '../tenancy/origin.js';
 import type { AuditEntriesTable } from './tables.js';
 import './tables.js';
 

@@ -5,10 +5,10 @@ import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { PageQuery } from '../pagination/page.js';
 import { DateTime } from '../http/schemas.js';
-import { MembersService } from '../members/members-service.js';
 import { badRequest } from '../errors/app-error.js';
 import type { AuditFilter, AuditService } from './audit-service.js';
 import { auditActions } from './record.js';
+import { checkOrg } from '../auth/role-policy.js';
 
 export const AuditEntrySchema = Type.Object(
   {
@@ -73,7 +73,7 @@ export function registerAuditRoutes(v1: Api, ctx: AppContext, audit: AuditServic
     },
     async (request) => {
       const { tenant } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       const { limit, cursor, ...filter } = request.query as AuditQuery;
       checkRange(filter);
       const list = listName(filter);

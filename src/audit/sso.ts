@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { audit, type AuditChange } from './record.js';
-import type { RequestOrigin } from './origin.js';
+import type { RequestOrigin } from '../tenancy/origin.js';
 
 /**
  * The audit entries of single sign-on (DECISIONS.md §22), for src/sso to call inside the

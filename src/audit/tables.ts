@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { ActorType } from './origin.js';
+import type { ActorType } from '../tenancy/origin.js';
 
 /** Metadata table `audit_entries` (migration 0014-audit; on SQLite 0019-audit-append): one change, recorded in the transaction that makes it. */
 export interface AuditEntriesTable {

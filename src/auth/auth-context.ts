@@ -1,7 +1,7 @@
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Scope } from './scopes.js';
 import type { ActingMember } from './role-policy.js';
-import type { Actor } from '../audit/origin.js';
+import type { Actor } from '../tenancy/origin.js';
 
 /** What an authenticated request acts as; set once by the auth plugin. */
 export interface AuthContext {
@@ -19,7 +19,7 @@ export interface AuthContext {
   member?: ActingMember;
   /**
    * Who the audit log names for the request's changes: the user behind a dashboard session
-   * token, else the token itself (src/audit/origin.ts).
+   * token, else the token itself (src/tenancy/origin.ts).
    */
   actor: Actor;
 }

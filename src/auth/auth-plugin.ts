@@ -6,7 +6,7 @@ import type { TokenLookup } from './token-lookup.js';
 import type { RateDecision, RateLimiter } from './rate-limiter.js';
 import type { Scope } from './scopes.js';
 import { ownOnRequest } from '../http/route-hooks.js';
-import { requestOrigin } from '../audit/origin.js';
+import { requestOrigin } from '../tenancy/origin.js';
 
 export interface AuthPluginOptions {
   tokens: TokenLookup;
@@ -94,7 +94,7 @@ export const authPlugin = fp<AuthPluginOptions>(
 );
 
 /**
- * The cached AuthContext with this request's origin on its tenant (src/audit/origin.ts): who
+ * The cached AuthContext with this request's origin on its tenant (src/tenancy/origin.ts): who
  * acts, the request id, the client's address and user agent reach every service the tenant does.
  * Built field by field: a spread costs more on this path, which every request takes.
  */

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { generateToken, hashToken } from '../tokens/token-secret.js';
+import { generateToken, hashToken } from './token-secret.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { legs } from '../test-support/ci.js';

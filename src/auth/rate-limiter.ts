@@ -1,4 +1,3 @@
-import type { Logger } from '../app/logger.js';
 
 /** What one request's admission reports: the RateLimit-* headers, and Retry-After when refused. */
 export interface RateDecision {
@@ -78,22 +77,4 @@ export class LocalRateLimiter implements RateLimiter {
       if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
     }
   }
-}
-
-/**
- * The limiter the configuration asks for: shared through Redis when OPS_REDIS_URL is set (its
- * client loaded only then), otherwise in process. Waits up to `readyMs` for Redis so the first
- * requests already count in the shared store; an unreachable Redis delays nothing (refused at
- * once) and the in-process limiter answers until it is back.
- */
-export async function openRateLimiter(
-  config: { redisUrl: string | undefined; rateLimitPerSecond: number; rateLimitBurst: number },
-  log: Logger,
-  readyMs = 2_000,
-): Promise<RateLimiter> {
-  if (!config.redisUrl) return new LocalRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
-  const { RedisRateLimiter } = await import('./redis-rate-limiter.js');
-  const limiter = new RedisRateLimiter({ url: config.redisUrl, perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, log });
-  await limiter.ready(readyMs);
-  return limiter;
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import { redactUrl } from '../cluster/redact-url.js';
 import { LocalRateLimiter, type LimiterState, type RateDecision, type RateLimiter } from './rate-limiter.js';
 

@@ -1,5 +1,5 @@
 import { scopes as allScopes, type Scope } from './scopes.js';
-import { ownerRole, type SystemRole } from '../orgs/system-roles.js';
+import { ownerRole, type SystemRole } from './system-roles.js';
 import { forbidden } from '../errors/app-error.js';
 
 /**
@@ -64,4 +64,9 @@ export function checkOwnerChange(member: ActingMember | undefined, change: { cur
   if (change.newRole === ownerRole) {
     throw forbidden(`only an Owner can make a member Owner (${who}): ask an Owner to do it`);
   }
+}
+
+/** An organisation's routes (`/v1/orgs/{orgId}/…`) answer only a token of that organisation. */
+export function checkOrg(callerOrgId: string, pathOrgId: string): void {
+  if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
 }

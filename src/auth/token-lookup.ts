@@ -3,7 +3,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { MetadataStore } from '../stores/metadata/database.js';
 import type { AuthContext } from './auth-context.js';
 import { unauthorized } from '../errors/app-error.js';
-import { hashToken, looksLikeToken } from '../tokens/token-secret.js';
+import { hashToken, looksLikeToken } from './token-secret.js';
 import { isScope } from './scopes.js';
 import { tokenOf } from './credentials.js';
 import { iso, type Clock } from '../shared/clock.js';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { registerGated } from '../features/gate.js';
 import { registerCaseRoutes } from './routes.js';
 

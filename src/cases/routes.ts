@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { PageQuery } from '../pagination/page.js';
 import { tenantKey } from '../tenancy/tenant.js';

@@ -6,14 +6,14 @@ import { monitorCommands } from '../monitors/cli.js';
 import { auditCommands } from '../audit/cli.js';
 import { eventsCommands } from '../events/cli.js';
 import { listCommands } from './list-commands.js';
-import { opt, orgOption, str, type Command } from './command.js';
-import { cliLogger } from './cli-logger.js';
-import { PublicUrls } from '../app/public-urls.js';
+import { opt, orgOption, str, type Command } from '../app/command.js';
+import { cliLogger } from '../kernel/cli-logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
 import type { AppContext } from '../app/context.js';
 import { notFound } from '../errors/app-error.js';
 import { dashboardService } from '../dashboard/capability.js';
 
-export type { Command, CommandHelp, Flags, OptionSpec, Table } from './command.js';
+export type { Command, CommandHelp, Flags, OptionSpec, Table } from '../app/command.js';
 
 const org = orgOption;
 
@@ -165,8 +165,8 @@ export const commands: Command[] = [
     options: {},
     async run(ctx) {
       // Loaded here: every other command starts faster without the modules' code.
-      const { purgeModules } = await import('../app/modules.js');
-      // Each module's purge in the table's order (app/modules.ts), on this command's context.
+      const { purgeModules } = await import('../modules.js');
+      // Each module's purge in the table's order (src/modules.ts), on this command's context.
       return purgeModules({ config: ctx.config, clock: ctx.clock, log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config), ctx });
     },
   },

@@ -1,4 +1,4 @@
-import type { CommandHelp, OptionSpec } from './command.js';
+import type { CommandHelp, OptionSpec } from '../app/command.js';
 
 /** `serve` runs outside the command table (it never returns a result), but is described like one. */
 export const serveHelp: CommandHelp = {

@@ -1,4 +1,4 @@
-import { opt, orgOption, str, type Command } from './command.js';
+import { opt, orgOption, str, type Command } from '../app/command.js';
 import { scopes as allScopes } from '../auth/scopes.js';
 
 const org = orgOption;

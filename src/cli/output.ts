@@ -1,4 +1,4 @@
-import type { Table } from './command.js';
+import type { Table } from '../app/command.js';
 
 /** A value as a person reads it: lists comma-separated, nothing as "-". */
 function cell(value: unknown): string {

@@ -135,7 +135,7 @@ function untilStopped(log: { info(o: object, m: string): void; error(o: object, 
 async function serve(config: ReturnType<typeof loadConfig>, workers: number, io: CliIo): Promise<number> {
   // Loaded here: the other commands start faster without the server's modules.
   if (workers > 1) {
-    const { runWorkers } = await import('../app/workers.js');
+    const { runWorkers } = await import('./workers.js');
     if (await runWorkers(config, workers)) return 0;
   }
   const { startServer } = await import('../server.js');
@@ -160,7 +160,7 @@ async function serve(config: ReturnType<typeof loadConfig>, workers: number, io:
 }
 
 async function eventsNode(config: ReturnType<typeof loadConfig>): Promise<number> {
-  const { startEventsNode } = await import('../app/run-events-node.js');
+  const { startEventsNode } = await import('./run-events-node.js');
   const node = await startEventsNode(config);
   node.log.info({ url: node.url, data: config.dataDir }, 'events node started');
   await untilStopped(node.log, () => node.close());

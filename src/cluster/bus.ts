@@ -1,5 +1,4 @@
 import type { Tenant } from '../tenancy/tenant.js';
-import type { Logger } from '../app/logger.js';
 
 /**
  * What API processes tell each other (docs/cross-process.md). Every message is a hint about
@@ -194,14 +193,3 @@ function parseTenant(value: unknown, isId: (value: unknown) => value is string):
 }
 
 export const topics: readonly Topic[] = ['tail.wake', 'tail.interest', 'token.revoked', 'org.changed', 'monitors.changed'];
-
-/**
- * The bus the configuration asks for: NATS when OPS_NATS_URL is set (the client loaded only
- * then), otherwise this process only. Connects on first use, never blocking (nats-bus.ts).
- */
-export async function openBus(natsUrl: string | undefined, log: Logger | undefined): Promise<Bus> {
-  if (!natsUrl) return new LocalBus((error, topic) => log?.warn({ err: error }, `bus: a ${topic} subscriber failed`));
-  if (!log) throw new Error('openBus: a NATS bus needs a logger');
-  const { NatsBus } = await import('./nats-bus.js');
-  return new NatsBus({ url: natsUrl, log });
-}

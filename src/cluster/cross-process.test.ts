@@ -8,7 +8,7 @@ import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { loadConfig } from '../config/config.js';
 import { startServer } from '../server.js';
-import { hashToken } from '../tokens/token-secret.js';
+import { hashToken } from '../auth/token-secret.js';
 import { freePort, missingServices, services, sharedDatabase, TcpProxy } from './test-services.js';
 import { startReceiver } from '../notifications/test-receiver.js';
 import { needs } from '../test-support/ci.js';

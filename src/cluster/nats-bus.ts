@@ -1,5 +1,5 @@
 import { connect, type Msg, type NatsConnection } from 'nats';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import { redactUrl } from './redact-url.js';
 import { busJsonReplacer, parseMessage, Subscribers, topics, type Bus, type BusMessages, type BusState, type Topic } from './bus.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadConfig } from './config.js';
-import { openBlobStore } from '../stores/blobs/blob-store.js';
+import { openBlobStore } from '../stores/blobs/open-blob-store.js';
 import { opsctlArgs } from '../test-support/test-process.js';
 
 test('defaults: API on 8080, delivery on 8081, data in ./data, embedded stores', () => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
 import { parseDnsServers } from './dns-servers.js';
 
 /**

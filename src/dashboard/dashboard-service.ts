@@ -14,8 +14,7 @@ import { DashboardStore, type DashboardUser, type Preferences, type SessionRow }
 import { decoyHash, hashPassword, maxPasswordLength, minPasswordLength, newSecret, sha256, verifyPassword } from './passwords.js';
 import { scopesOfRole } from '../auth/role-policy.js';
 import { memorySignInLimiters, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
-import { passwordSignInRefusal } from '../sso/enforce.js';
-import type { RequestOrigin } from '../audit/origin.js';
+import type { RequestOrigin } from '../tenancy/origin.js';
 import type { AuditChange } from '../audit/record.js';
 
 
@@ -57,6 +56,12 @@ export interface SessionToken {
   scopes: Scope[];
 }
 
+/**
+ * Why this user may not sign in with a password, or undefined when they may: single sign-on's
+ * `enforce` (src/sso/enforce.ts), which the server hands to the dashboard it opens.
+ */
+export type PasswordSignInRefusal = (userId: string) => Promise<AppError | undefined>;
+
 export interface DashboardDeps {
   db: Kysely<Database>;
   clock: Clock;
@@ -65,6 +70,11 @@ export interface DashboardDeps {
   bus: Pick<Bus, 'publish' | 'flush'>;
   /** Sign-in throttling; in process unless given (the server passes Redis's with OPS_REDIS_URL). */
   signInLimiters?: SignInLimiters;
+  /**
+   * Asked once a password matched. A service made without it (opsctl's links, single sign-on's
+   * sessions) signs no one in with a password.
+   */
+  passwordSignInRefusal?: PasswordSignInRefusal;
 }
 
 /**
@@ -78,15 +88,14 @@ export class DashboardService {
   private readonly bus: DashboardDeps['bus'];
   private readonly byEmail: SignInLimiters['byEmail'];
   private readonly byAddress: SignInLimiters['byAddress'];
-
-  private readonly db: Kysely<Database>;
+  private readonly passwordSignInRefusal: PasswordSignInRefusal | undefined;
 
   constructor(deps: DashboardDeps) {
-    this.db = deps.db;
     this.store = new DashboardStore(deps.db);
     this.clock = deps.clock;
     this.tokens = deps.tokens;
     this.bus = deps.bus;
+    this.passwordSignInRefusal = deps.passwordSignInRefusal;
     ({ byEmail: this.byEmail, byAddress: this.byAddress } = deps.signInLimiters ?? memorySignInLimiters());
   }
 
@@ -135,6 +144,8 @@ export class DashboardService {
    * as a wrong password); starts a session. The secret is the cookie's value.
    */
   async signIn(email: string, password: string, request: RequestOrigin): Promise<{ user: DashboardUser; secret: string; expiresAt: number }> {
+    const refusalOf = this.passwordSignInRefusal;
+    if (!refusalOf) throw new Error('this dashboard service signs no one in with a password: it was made without single sign-on\'s check (openDashboard makes the one that has it)');
     const normalised = email.trim().toLowerCase();
     const clientAddress = request.ip;
     await this.throttle(normalised, clientAddress);
@@ -157,7 +168,7 @@ export class DashboardService {
     }
     if (!(await this.store.hasMembership(user.id))) throw signedOut(wrongCredentials);
     await this.succeeded(normalised, clientAddress);
-    const refusal = await passwordSignInRefusal(this.db, user.id);
+    const refusal = await refusalOf(user.id);
     if (refusal) {
       await this.store.recordRefused(user.id, attempt('failure', user));
       throw refusal;

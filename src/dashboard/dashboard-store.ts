@@ -3,7 +3,7 @@ import type { Database } from '../stores/metadata/schema.js';
 import type { DashboardSessionsTable } from './dashboard-tables.js';
 import type { Mode } from '../tenancy/tenant.js';
 import { audit, type AuditChange } from '../audit/record.js';
-import type { RequestOrigin } from '../audit/origin.js';
+import type { RequestOrigin } from '../tenancy/origin.js';
 
 export interface DashboardUser {
   id: string;

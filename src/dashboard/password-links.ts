@@ -4,7 +4,7 @@ import type { Api } from '../http/types.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { DateTime } from '../http/schemas.js';
 import { scopesOfRole } from '../auth/role-policy.js';
-import { ownerRole } from '../orgs/system-roles.js';
+import { ownerRole } from '../auth/system-roles.js';
 import type { DashboardService } from './dashboard-service.js';
 import type { SessionRow } from './dashboard-store.js';
 

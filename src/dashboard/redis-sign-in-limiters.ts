@@ -2,7 +2,7 @@
 // so a server without Redis never loads ioredis (dashboard/capability.ts).
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import { memoryLimiter, signInLimit, type SignInLimiters } from './sign-in-limiters.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { registerWebApp } from './web-app.js';
 import type { Api } from '../http/types.js';
 import type { Config } from '../config/config.js';
@@ -11,7 +11,7 @@ import { maxPasswordLength, minPasswordLength } from './passwords.js';
 import type { SessionRow } from './dashboard-store.js';
 import { dashboardTimings, type DashboardService } from './dashboard-service.js';
 import { registerPasswordLinkRoute } from './password-links.js';
-import { requestOrigin } from '../audit/origin.js';
+import { requestOrigin } from '../tenancy/origin.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

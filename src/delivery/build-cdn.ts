@@ -3,11 +3,9 @@ import type { AppContext } from '../app/context.js';
 import { maxHeaderSize } from 'node:http';
 import { newId } from '../shared/ids.js';
 import { listenerOptions } from '../http/server-limits.js';
-import { fastifyLogging, type Logger } from '../app/logger.js';
+import { fastifyLogging, type Logger } from '../kernel/logger.js';
+import type { DeliveryRegistrar } from '../kernel/capability.js';
 import { answer503WhileClosing, envelopeOptions, installErrorHandling } from '../errors/error-handler.js';
-
-/** A capability that serves public content on the delivery listener. */
-export type DeliveryRegistrar = (cdn: FastifyInstance) => void | Promise<void>;
 
 /**
  * The public delivery listener (OPS_CDN_PORT): its own origin, no authentication, no API

@@ -1,39 +1,23 @@
 import type { TailPosition } from './tail-position.js';
 import type { TailRecord } from './tail-record.js';
 import type { Tenant } from '../tenancy/tenant.js';
-import type { parsedPayload, StoredEvent } from '../shared/event-record.js';
+import type { NewEvent, StoredEvent } from '../shared/event-record.js';
 import type { HotKey, HotLayout } from './hot-columns.js';
 import type { SoqlQuery } from '../soql/ast.js';
-import type { LoadedPositions } from './loaded-positions.js';
-import type { GroupValue } from './soql-sql.js';
+
+// An event ready to store is declared with the stored event it becomes (shared/event-record.ts),
+// which the write-ahead log's batches import without importing this interface.
+export type { NewEvent } from '../shared/event-record.js';
+
+// The errors the engine's callers answer as storage_error. They are declared below the stores, in
+// src/errors, so the one error handler knows them without importing the engine.
+export { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../errors/store-errors.js';
 
 /**
  * The one interface ingest, SOQL, live tail, the schema endpoint and retention use to reach
  * events. Every method takes the Tenant first and applies it itself: callers cannot forget
  * it, and a compiled filter never names org_id, project_id or mode.
  */
-
-/** An event ready to store, already validated and normalised by ingest. */
-export interface NewEvent {
-  datasetId: string;
-  /** Lower-case UUID. Client-sent ids are de-duplicated per tenant (a retry is stored once). */
-  eventId: string;
-  /** True when the client sent event_id (only those are checked for duplicates). */
-  clientEventId: boolean;
-  /** epoch ms */
-  ts: number;
-  /** index into `severities` */
-  severity: number;
-  bytesRaw: number;
-  event: string;
-  actor: string | null;
-  source: string | null;
-  message: string;
-  /** JSON text of the payload object (`{}` when the event has none). */
-  payload: string;
-  /** The object `payload` was written from, when parsing the text gives it back (event-record.ts). */
-  [parsedPayload]?: Record<string, unknown>;
-}
 
 export interface AppendResult {
   /** Rows written. */
@@ -49,6 +33,17 @@ export interface AppendResult {
  * (see event-record.ts) with `?` placeholders, and its values in order. The store ANDs the
  * tenant and pagination conditions around it.
  */
+/**
+ * Per write-ahead log, the seq up to which its events are in the engine
+ * (EventStore.loadedPositions; loaded-positions.ts reads them). Each log's events reach the engine in seq order (tail-position.ts),
+ * so "seq ≤ the position of its log" names exactly the events loaded at the moment the positions
+ * were taken, whichever events arrive later — with any `ts`.
+ */
+export type LoadedPositions = Readonly<Record<string, number>>;
+
+/** A group key's value as an answer carries it (a JSON value). */
+export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
+
 export interface CompiledFilter {
   where: string;
   params: ReadonlyArray<string | number | boolean | null>;
@@ -368,18 +363,6 @@ export async function nameDatasets(tenant: Tenant, events: StoredEvent[], names:
 export const matchAll: CompiledFilter = { where: 'true', params: [] };
 
 /**
- * A read the engine could not run within its resources (DuckDB's "Out of Memory Error": the
- * memory limit, or the spill directory full) even with the engine to itself: the read's own
- * size, not its neighbours'. Callers answer it as the caller's request being too big.
- */
-export class EventStoreResourceError extends Error {
-  constructor(cause: unknown) {
-    super('the read needs more memory than the event store may use for one read', { cause });
-    this.name = 'EventStoreResourceError';
-  }
-}
-
-/**
  * Thrown when another process holds the store (DuckDB allows one writing process). Declared
  * here, beside the interface, so callers can tell it apart without loading an engine.
  */
@@ -387,31 +370,5 @@ export class EventStoreLockedError extends Error {
   constructor(file: string, cause: unknown) {
     super(`the event store ${file} is in use by another process`, { cause });
     this.name = 'EventStoreLockedError';
-  }
-}
-
-/**
- * A read that would have to wait longer than its bound for the loader to reach the events
- * acknowledged before it (read-your-writes), or an append held back because the loader is far
- * behind. Answered as 503 storage_error with Retry-After: the data is safe, only late.
- */
-export class EventStoreBehindError extends Error {
-  constructor(
-    message: string,
-    readonly waitedMs: number,
-  ) {
-    super(message);
-    this.name = 'EventStoreBehindError';
-  }
-}
-
-/**
- * The engine cannot answer at all (its worker thread stopped). Answered as 503 storage_error:
- * acknowledged events are safe in the write-ahead log and load at the next start.
- */
-export class EventStoreUnavailableError extends Error {
-  constructor(message: string, cause?: unknown) {
-    super(message, { cause });
-    this.name = 'EventStoreUnavailableError';
   }
 }

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { bindParams } from './clickhouse/literal.js';
-import { parseClickHouseUrl } from './clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../config/clickhouse-url.js';
 import type { CompiledFilter } from './event-store.js';
 import { furthest, loadedAt, loadedBetween, movedOn, type LoadedPositions } from './loaded-positions.js';
 import { legs } from '../test-support/ci.js';

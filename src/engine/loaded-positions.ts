@@ -1,12 +1,6 @@
-import type { CompiledFilter, SqlDialect } from './event-store.js';
+import type { CompiledFilter, LoadedPositions, SqlDialect } from './event-store.js';
 
-/**
- * Per write-ahead log, the seq up to which its events are in the engine
- * (EventStore.loadedPositions). Each log's events reach the engine in seq order (tail-position.ts),
- * so "seq ≤ the position of its log" names exactly the events loaded at the moment the positions
- * were taken, whichever events arrive later — with any `ts`.
- */
-export type LoadedPositions = Readonly<Record<string, number>>;
+export type { LoadedPositions };
 
 const logIdPattern = /^(?:[0-9a-f]{16})?$/;
 

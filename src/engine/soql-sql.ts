@@ -7,6 +7,7 @@ import { severities } from '../shared/event-record.js';
 import type { HotReads } from './duckdb/duckdb-soql-hot.js';
 import type { ClickHouseHotReads } from './clickhouse/clickhouse-soql-hot.js';
 import type { CompareOp, FieldRef } from '../soql/ast.js';
+import type { GroupValue } from './event-store.js';
 
 export type SqlParam = string | number | boolean;
 
@@ -37,7 +38,7 @@ export function likePattern(text: string, wildcard: boolean): string {
 export const SQL_OPS: Record<CompareOp, string> = { ':': '=', '!:': '<>', '==': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
 
 /** A group's `value`: any JSON value (payload objects and arrays included). */
-export type GroupValue = string | number | boolean | null | GroupValue[] | { [key: string]: GroupValue };
+export type { GroupValue };
 
 /** Object and array values nest at most this deep in an answer (ingest's payload bound). */
 const maxValueDepth = 32;

@@ -10,8 +10,8 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { buildApi } from '../app/build-api.js';
-import { createLogger } from '../app/logger.js';
-import { PublicUrls } from '../app/public-urls.js';
+import { createLogger } from '../kernel/logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
 import { systemClock } from '../shared/clock.js';
 import { IdempotencyStore } from '../idempotency/index.js';
 import { legs } from '../test-support/ci.js';

@@ -5,8 +5,7 @@ import { AppError, storageError } from './app-error.js';
 import type { ErrorCode } from './codes.js';
 import { redactTokens } from '../http/redact.js';
 import { newId } from '../shared/ids.js';
-import { EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from '../engine/event-store.js';
-import { BlobStoreUnavailableError } from '../stores/blobs/blob-store.js';
+import { BlobStoreUnavailableError, EventStoreBehindError, EventStoreResourceError, EventStoreUnavailableError } from './store-errors.js';
 
 /** The body of DECISIONS.md §5, serialised here so no route's response schema can fail it. */
 export function errorBody(error: AppError, requestId: string): string {

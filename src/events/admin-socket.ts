@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import { AppError } from '../errors/app-error.js';
 import { EventStoreLockedError } from '../engine/event-store.js';
 import { openEventsRuntime, type EventsRuntime } from './runtime.js';

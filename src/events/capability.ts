@@ -1,6 +1,6 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
 import { registerDatasetRoutes } from './dataset-routes.js';
 import { openEventsRuntime, type EventsRuntime, type EventsRuntimeOptions } from './runtime.js';
 import { runRetention, type RetentionResult } from './retention.js';

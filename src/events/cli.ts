@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from '../cli/command.js';
-import { str } from '../cli/command.js';
+import type { Command } from '../app/command.js';
+import { str } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
 import { readOrCreateLogId } from '../engine/wal/log-id.js';
 

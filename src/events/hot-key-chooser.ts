@@ -27,7 +27,7 @@
  * next tick even without new events.
  */
 import type { Kysely } from 'kysely';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { EventStore } from '../engine/event-store.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';

@@ -18,7 +18,7 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { HotKeyChooser } from './hot-key-chooser.js';
 import { printSoql, type Expr } from '../soql/index.js';
 import { narrow, queryArb } from '../soql/testkit.test.js';
-import { createLogger } from '../app/logger.js';
+import { createLogger } from '../kernel/logger.js';
 
 const tick = '200';
 

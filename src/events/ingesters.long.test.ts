@@ -21,7 +21,7 @@ import { exited, freePort, opsctlArgs, serveProcess } from '../test-support/test
 import { missingServices, services, sharedDatabase, TcpProxy } from '../cluster/test-services.js';
 import { TailClient } from '../tail/test-client.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
-import { parseClickHouseUrl } from '../engine/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../config/clickhouse-url.js';
 import { legs, needs } from '../test-support/ci.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { matchAll } from '../engine/event-store.js';
 import { retentionFromCli } from './admin-socket.js';
-import { createLogger } from '../app/logger.js';
+import { createLogger } from '../kernel/logger.js';
 import { loadConfig } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';

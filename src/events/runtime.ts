@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { DatasetNameResolver, EventStore, NewEvent } from '../engine/event-store.js';
 import { openEventStore } from '../engine/open-event-store.js';
 import { loadSecretKey } from '../shared/secret-key.js';

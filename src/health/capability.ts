@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability, Readiness } from '../app/capability.js';
+import type { Capability, Readiness } from '../kernel/capability.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
 import { registerHealthRoutes } from './routes.js';
 

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import type { Api } from '../http/types.js';
 import { Inserter } from './core/insert.js';

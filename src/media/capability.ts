@@ -1,8 +1,8 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
-import { openBlobStore } from '../stores/blobs/blob-store.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
+import { openBlobStore } from '../stores/blobs/open-blob-store.js';
 import { registerMediaRoutes } from './routes/index.js';
 import { registerDelivery } from './delivery.js';
 import { MediaService } from './media-service.js';

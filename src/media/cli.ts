@@ -1,7 +1,7 @@
-import type { Command } from '../cli/commands.js';
+import type { Command } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
-import { PublicUrls } from '../app/public-urls.js';
-import { cliLogger } from '../cli/cli-logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
+import { cliLogger } from '../kernel/cli-logger.js';
 
 /**
  * `opsctl media restore`: recovery of a soft-deleted file (SPEC.md §3.1) by an operator, whichever

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app/context.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import { BlobStoreUnavailableError, type BlobStore } from '../stores/blobs/blob-store.js';
 import { AppError, notFound, storageError } from '../errors/app-error.js';
 import type { Tenant } from '../tenancy/tenant.js';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import { registerMemberRoutes } from './routes.js';
 import { registerMemberInviteRoute } from './invite.js';
 

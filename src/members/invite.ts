@@ -2,9 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { Api } from '../http/types.js';
 import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
-import { checkOwnerChange } from '../auth/role-policy.js';
+import { checkOwnerChange, checkOrg } from '../auth/role-policy.js';
 import { badRequest } from '../errors/app-error.js';
-import { MembersService, type Member } from './members-service.js';
+import type { Member } from './members-service.js';
 
 /**
  * `POST /orgs/{orgId}/members` (members:write, SPEC.md §5 "invite … members"; §4.7 leaves its
@@ -39,7 +39,7 @@ export function registerMemberInviteRoute(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenant, member: actor } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       const { email, name, roleId } = request.body;
       const role = (await ctx.members.roles(tenant.orgId)).find((r) => r.id === roleId);
       if (!role) throw badRequest(`roleId ${roleId} is not a role of this organisation (GET /v1/orgs/${tenant.orgId}/roles lists them)`, { field: 'roleId' });

@@ -1,15 +1,15 @@
 import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../stores/metadata/schema.js';
 import type { MetadataStore } from '../stores/metadata/database.js';
-import { badRequest, conflict, forbidden, notFound } from '../errors/app-error.js';
+import { badRequest, conflict, notFound } from '../errors/app-error.js';
 import type { PageRequest } from '../pagination/page.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { ownerRole, systemRoles } from '../orgs/system-roles.js';
+import { ownerRole, systemRoles } from '../auth/system-roles.js';
 import { checkOwnerChange, type ActingMember } from '../auth/role-policy.js';
 import { precompile } from '../stores/metadata/precompiled.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { audit } from '../audit/record.js';
-import type { Origin } from '../audit/origin.js';
+import type { Origin } from '../tenancy/origin.js';
 
 /** A role as a member carries it (SPEC.md §2.10) and as GET /orgs/{orgId}/roles lists it. */
 export interface Role {
@@ -57,10 +57,6 @@ export class MembersService {
       (p) => this.listQuery(p('orgId'), p('limit')).where(keysetBefore('m.joined_at', 'm.user_id', [p('joinedAt'), p('userId')])),
       ['orgId', 'limit', 'joinedAt', 'userId'],
     );
-  }
-
-  static checkOrg(callerOrgId: string, pathOrgId: string): void {
-    if (callerOrgId !== pathOrgId) throw forbidden('this token belongs to another organisation');
   }
 
   /**

@@ -5,7 +5,7 @@ import type { AppContext } from '../app/context.js';
 import { requireAuth } from '../auth/auth-plugin.js';
 import { PageQuery } from '../pagination/page.js';
 import { DateTime, Ok } from '../http/schemas.js';
-import { MembersService } from './members-service.js';
+import { checkOrg } from '../auth/role-policy.js';
 
 /** One shape for a member's role and the roles list: the list is where roleIds come from. */
 const RoleSchema = Type.Object(
@@ -47,7 +47,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenant } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       const page = ctx.paginator.request(request.query, 'members', tenant.orgId);
       const rows = await ctx.members.list(tenant.orgId, page);
       // The list is shared until anything is written: its page is cut, signed and serialised
@@ -74,7 +74,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenant } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       return { roles: await ctx.members.roles(tenant.orgId) };
     },
   );
@@ -93,7 +93,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenant, member } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       await ctx.members.changeRole(tenant.orgId, request.params.userId, request.body.roleId, member, tenant.origin);
       return { ok: true as const };
     },
@@ -107,7 +107,7 @@ export function registerMemberRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenant, member } = requireAuth(request);
-      MembersService.checkOrg(tenant.orgId, request.params.orgId);
+      checkOrg(tenant.orgId, request.params.orgId);
       await ctx.members.remove(tenant.orgId, request.params.userId, member, tenant.origin);
       return { ok: true as const };
     },

@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import type { NotificationsCapability } from '../notifications/capability.js';
 import { QueryService } from '../query/query-service.js';

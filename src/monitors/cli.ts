@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import { opt, orgOption, str, type Command, type Flags } from '../cli/command.js';
+import { opt, orgOption, str, type Command, type Flags } from '../app/command.js';
 import { badRequest } from '../errors/app-error.js';
 import { iso } from '../shared/clock.js';
 import type { Tenant } from '../tenancy/tenant.js';
@@ -182,7 +182,7 @@ export const monitorCommands: Command[] = [
         import('../notifications/notification-service.js'),
         import('../notifications/outbox.js'),
         import('../media/files-repo.js'),
-        import('../app/public-urls.js'),
+        import('../kernel/public-urls.js'),
       ]);
       const { channels } = await services(ctx);
       const notifications = new NotificationService(ctx.clock, channels, new Outbox(ctx.metadata.db), new FilesRepo(ctx.metadata), new PublicUrls(ctx.config));

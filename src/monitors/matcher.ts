@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Database } from '../stores/metadata/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';

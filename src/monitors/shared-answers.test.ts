@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger } from '../app/logger.js';
-import { PublicUrls } from '../app/public-urls.js';
+import { createLogger } from '../kernel/logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
 import { QueryService } from '../query/query-service.js';
 import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { TestTenant } from '../test-support/test-server.js';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import type { FilesRepo } from '../media/files-repo.js';
 import { ChannelService } from './channel-service.js';
 import { Outbox } from './outbox.js';
@@ -10,7 +10,7 @@ import type { Dispatcher } from 'undici';
 import { DeliveryWorker, defaultTimings, type Send, type WorkerTimings } from './delivery-worker.js';
 import type { postOnce as PostOnce } from './send.js';
 import { registerNotificationRoutes } from './routes/index.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { iso } from '../shared/clock.js';
 
 /** How long a delivered or failed notification stays listable with its attempts. */

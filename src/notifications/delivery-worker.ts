@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { iso, type Clock } from '../shared/clock.js';
-import type { Logger } from '../app/logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Outbox } from './outbox.js';
 import type { NotificationFacts } from './notification.js';
 import type { NotificationsTable } from './tables.js';

@@ -5,7 +5,7 @@ import type { Clock } from '../shared/clock.js';
 import { iso } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import type { FilesRepo } from '../media/files-repo.js';
-import type { PublicUrls } from '../app/public-urls.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
 import type { PageRequest } from '../pagination/page.js';
 import { conflict } from '../errors/app-error.js';
 import type { ChannelService } from './channel-service.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
 import { FilesRepo } from '../media/files-repo.js';
-import { PublicUrls } from '../app/public-urls.js';
+import { PublicUrls } from '../kernel/public-urls.js';
 import { ChannelService } from './channel-service.js';
 import { Outbox } from './outbox.js';
 import { NotificationService } from './notification-service.js';

@@ -4,9 +4,9 @@ import type { PlanCatalogue } from '../plans/catalogue.js';
 import { badRequest, conflict, notFound } from '../errors/app-error.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { ownerRole, systemRoles } from './system-roles.js';
+import { ownerRole, systemRoles } from '../auth/system-roles.js';
 import { audit } from '../audit/record.js';
-import type { Origin } from '../audit/origin.js';
+import type { Origin } from '../tenancy/origin.js';
 
 /** An organisation as `opsctl org list` shows it. */
 export interface OrgInfo {

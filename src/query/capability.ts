@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { QueryService } from './query-service.js';
 import { registerQueryRoutes } from './routes.js';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import { SavedSearchService } from './search-service.js';
 import { SavedSearchSchema } from './routes/schemas.js';
 import { registerSearchRoutes } from './routes/searches.js';

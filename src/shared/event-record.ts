@@ -19,6 +19,28 @@ export type Severity = (typeof severities)[number];
  */
 export const parsedPayload = Symbol('parsed payload');
 
+/** An event ready to store, already validated and normalised by ingest. */
+export interface NewEvent {
+  datasetId: string;
+  /** Lower-case UUID. Client-sent ids are de-duplicated per tenant (a retry is stored once). */
+  eventId: string;
+  /** True when the client sent event_id (only those are checked for duplicates). */
+  clientEventId: boolean;
+  /** epoch ms */
+  ts: number;
+  /** index into `severities` */
+  severity: number;
+  bytesRaw: number;
+  event: string;
+  actor: string | null;
+  source: string | null;
+  message: string;
+  /** JSON text of the payload object (`{}` when the event has none). */
+  payload: string;
+  /** The object `payload` was written from, when parsing the text gives it back (event-record.ts). */
+  [parsedPayload]?: Record<string, unknown>;
+}
+
 export interface StoredEvent {
   /** Its place in the log that acknowledged it (tail-position.ts). */
   seq: number;

@@ -1,18 +1,17 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
-import type { PublicUrls } from '../app/public-urls.js';
-import { dashboardService, type DashboardRouteRegistrar } from '../dashboard/capability.js';
-import { periodicPurge } from '../app/periodic-purge.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
+import type { PublicUrls } from '../kernel/public-urls.js';
+import { dashboardService, type DashboardSso } from '../dashboard/capability.js';
+import { periodicPurge } from '../kernel/periodic-purge.js';
 import { SsoService } from './sso-service.js';
 import { SsoStore } from './sso-store.js';
+import { passwordSignInRefusal } from './enforce.js';
 import { registerSsoConfigRoutes } from './routes/config-routes.js';
 import { registerSsoSignInRoutes } from './routes/sign-in-routes.js';
 
-export interface SsoCapability extends Capability {
+export interface SsoCapability extends Capability, DashboardSso {
   readonly service: SsoService;
-  /** The sign-in routes the dashboard registers inside its own plugin (its headers, its Origin check). */
-  readonly dashboardRoutes: DashboardRouteRegistrar;
   purge(): Promise<{ sign_ins: number }>;
 }
 
@@ -43,7 +42,9 @@ export function openSso({ ctx, log, urls }: { ctx: AppContext; log: Logger; urls
     name: 'sso',
     service,
     routes: (v1) => registerSsoConfigRoutes(v1, service),
+    // The sign-in routes the dashboard registers inside its own plugin (its headers, its Origin check).
     dashboardRoutes: (app, dashboard, secure) => registerSsoSignInRoutes(app, dashboard, service, secure),
+    passwordSignInRefusal: (userId) => passwordSignInRefusal(ctx.metadata.db, userId),
     purge,
     start: job.start,
     stop: job.stop,

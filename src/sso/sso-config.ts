@@ -1,5 +1,5 @@
 import { badRequest } from '../errors/app-error.js';
-import { ownerRole } from '../orgs/system-roles.js';
+import { ownerRole } from '../auth/system-roles.js';
 
 /** At most this many e-mail domains per organisation (a studio has a handful). */
 export const maxEmailDomains = 20;

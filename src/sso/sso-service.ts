@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { recordSsoConfigure, recordSsoDomainVerify, recordSsoSignIn } from '../audit/sso.js';
-import type { RequestOrigin } from '../audit/origin.js';
+import type { RequestOrigin } from '../tenancy/origin.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Kysely } from 'kysely';
 import type * as client from 'openid-client';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
-import type { Logger } from '../app/logger.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Logger } from '../kernel/logger.js';
 import type { EventsRuntime } from '../events/runtime.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import type { Tenant } from '../tenancy/tenant.js';

@@ -1,4 +1,4 @@
-import type { Origin } from '../audit/origin.js';
+import type { Origin } from './origin.js';
 
 /** Data written with a test token is visible only to test tokens, and live only to live. */
 export type Mode = 'live' | 'test';

@@ -11,7 +11,7 @@ import type { PageRequest } from '../pagination/page.js';
 import { keysetBefore } from '../pagination/keyset.js';
 import { newId } from '../shared/ids.js';
 import { iso, type Clock } from '../shared/clock.js';
-import { generateToken, hashToken, looksLikeToken } from './token-secret.js';
+import { generateToken, hashToken, looksLikeToken } from '../auth/token-secret.js';
 import type { Bus } from '../cluster/bus.js';
 import type { RecordAnswer } from '../idempotency/keyed-request.js';
 import { audit, inTenant, type AuditChange } from '../audit/record.js';

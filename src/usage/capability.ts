@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { Capability } from '../app/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import { registerUsageRoutes } from './routes.js';
 
 /** The organisation's usage against its plan's quotas, and its plan (`/usage`, `/billing`). */

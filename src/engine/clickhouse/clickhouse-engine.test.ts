@@ -15,7 +15,7 @@ import { encodeBatch } from '../wal/event-batch.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
 import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
-import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { clickhouseEventColumns, migrations, schemaTableDdl } from './clickhouse-schema.js';
 import { TcpProxy } from '../../cluster/test-services.js';
 import { legs } from '../../test-support/ci.js';

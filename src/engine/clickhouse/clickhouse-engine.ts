@@ -26,7 +26,7 @@ import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';
 import { clickhouseEventColumns, duplicateColumnCode, mergeTreeTable, migrations, schemaTableDdl, type SchemaLayout } from './clickhouse-schema.js';
-import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-url.js';
+import { parseClickHouseUrl, type ClickHouseTarget } from '../../config/clickhouse-url.js';
 import type { HotKey, HotLayout } from '../hot-columns.js';
 import { ClickHouseHotLayouts } from './clickhouse-hot-layouts.js';
 import { ClickHouseHotBackfill } from './clickhouse-hot-backfill.js';

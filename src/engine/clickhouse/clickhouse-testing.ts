@@ -3,7 +3,7 @@
  * test server gets a database of its own on the same cluster, dropped on every host at the end.
  */
 import { createClient } from '@clickhouse/client';
-import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 
 /** The base URL with a fresh database name in its path. */
 export function freshClickHouseUrl(base: string): string {

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { bindParams, literal, stringLiteral, type SqlValue } from './literal.js';
 import { legs } from '../../test-support/ci.js';
 

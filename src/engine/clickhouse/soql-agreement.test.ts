@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError } from '../../errors/app-error.js';
-import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { float64Hex } from './literal.js';

@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { bindParams, type SqlValue } from './literal.js';
 import { flattenPayload } from './payload-paths.js';
 import { RowBinaryWriter } from './row-binary.js';

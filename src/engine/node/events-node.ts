@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../app/logger.js';
+import type { Logger } from '../../kernel/logger.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { EventStore } from '../event-store.js';
 import { eventsNodeKey, eventsNodePrefix, nodeKeyHeader, toWireError, type EventsNodeMethod } from './remote-event-store.js';

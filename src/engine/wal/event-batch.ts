@@ -1,8 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Mode, Tenant } from '../../tenancy/tenant.js';
 import { isUuidAnyCase } from '../../shared/ids.js';
-import type { NewEvent } from '../event-store.js';
-import { severities } from '../../shared/event-record.js';
+import { severities, type NewEvent } from '../../shared/event-record.js';
 
 /**
  * The body of one write-ahead log record: one caller's events of one tenant, in a binary

@@ -3,19 +3,12 @@ import { ingestLimits } from '../core/limits.js';
 import { LabelSyntaxError, parseLabels } from './labels.js';
 import { decodePushRequest, TooManyEntries, type DecodedEntry } from './push-proto.js';
 import { readPushRequest, type RawStream } from './push-wire.js';
+import { noMetadata, type LokiEntry } from './entry.js';
 
 /** A push request read into what the mapping needs, from either encoding. */
 export interface LokiStream {
   labels: Record<string, string>;
   entries: LokiEntry[];
-}
-
-export interface LokiEntry {
-  /** Epoch ms; undefined when the entry has no timestamp (the time of arrival is used). */
-  ts: number | undefined;
-  line: string;
-  /** Structured metadata (Loki 3): name → value. */
-  metadata: Record<string, string>;
 }
 
 /** The request cannot be read: 400. */
@@ -41,8 +34,6 @@ export function nanosToMs(value: unknown): number {
   return ms;
 }
 
-/** An entry's structured metadata when it has none: one object for all (the mapping only reads it, and skips it by identity). */
-export const noMetadata: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function stringMap(value: unknown, what: string): Record<string, string> {
   if (value === undefined || value === null) return noMetadata;

@@ -2,7 +2,8 @@ import { ingestLimits } from '../core/limits.js';
 import { levelSeverity } from '../core/severity.js';
 import { plainPayload, type PlainPayload } from '../core/normalise.js';
 import { ingestItem, type IngestItem } from '../core/insert.js';
-import { noMetadata, type LokiEntry, type LokiStream } from './decode.js';
+import type { LokiStream } from './decode.js';
+import { noMetadata, type LokiEntry } from './entry.js';
 
 /** The stream labels that name the dataset, first found wins (DECISIONS §21); else `loki`. */
 const datasetLabels = ['dataset', 'service_name', 'job'] as const;

@@ -8,7 +8,7 @@
  * decodeProtobufPush asks protobufjs, so errors and odd encodings answer as they did. What it
  * returns is protobufjs's answer mapped as before, by a property test (push-wire.test.ts).
  */
-import { noMetadata, type LokiEntry } from './decode.js';
+import { noMetadata, type LokiEntry } from './entry.js';
 
 /** A stream as read: its labels still in label syntax. */
 export interface RawStream {

@@ -6,7 +6,7 @@ import { PageQuery } from '../../pagination/page.js';
 import { tenantKey } from '../../tenancy/tenant.js';
 import type { MonitorService } from '../monitor-service.js';
 import type { NotificationService } from '../../notifications/notification-service.js';
-import type { PublicUrls } from '../../app/public-urls.js';
+import type { PublicUrls } from '../../kernel/public-urls.js';
 import { sendMonitorTest } from '../test-notification.js';
 import { toMonitorView } from '../monitor.js';
 import type { MonitorStatuses } from '../status.js';

@@ -4,10 +4,10 @@ import type { Api } from '../../http/types.js';
 import { requireAuth } from '../../auth/auth-plugin.js';
 import { forbidden } from '../../errors/app-error.js';
 import { Ok } from '../../http/schemas.js';
-import { ownerRole } from '../../orgs/system-roles.js';
-import { MembersService } from '../../members/members-service.js';
+import { ownerRole } from '../../auth/system-roles.js';
 import type { SsoService } from '../sso-service.js';
 import { DomainParams, OrgParams, PutSsoBody, SsoConfigSchema, SsoDomainSchema, SsoTestReportSchema } from './schemas.js';
+import { checkOrg } from '../../auth/role-policy.js';
 
 const tags = ['sso'];
 
@@ -19,7 +19,7 @@ const tags = ['sso'];
  */
 function ownerOrg(request: FastifyRequest<{ Params: { orgId: string } }>): string {
   const { tenant, member } = requireAuth(request);
-  MembersService.checkOrg(tenant.orgId, request.params.orgId);
+  checkOrg(tenant.orgId, request.params.orgId);
   if (member && member.role !== ownerRole) {
     throw forbidden(`only an Owner can manage single sign-on (this token acts for ${member.role ? `a member whose role is ${member.role}` : 'a user who is no longer a member'}): ask an Owner`);
   }

@@ -5,7 +5,7 @@ import { dashboardTimings } from '../../dashboard/dashboard-service.js';
 import { readCookie, sessionCookieHeader } from '../../dashboard/cookies.js';
 import { AppError } from '../../errors/app-error.js';
 import { signInWindowMs, type SsoService } from '../sso-service.js';
-import { requestOrigin } from '../../audit/origin.js';
+import { requestOrigin } from '../../tenancy/origin.js';
 import { ssoSignedIn } from '../../audit/sso.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
-import path from 'node:path';
-import { FsBlobStore } from './fs-blob-store.js';
-import { parseS3Url, type S3BlobStoreOptions } from './s3-url.js';
+
+// Declared below the stores, in src/errors, so the one error handler knows it without importing the blob store.
+export { BlobStoreUnavailableError } from '../../errors/store-errors.js';
 
 /** Inclusive byte positions, as in HTTP ranges. */
 export interface ByteRange {
@@ -61,59 +61,8 @@ export interface BlobStore {
   close?(): Promise<void> | void;
 }
 
-/**
- * The store could not do what was asked (down, timing out, refusing our credentials, no such
- * bucket). `message` is for operators (logs, /readyz) and names the store; `reason` is a short
- * phrase without addresses that may be shown to API clients.
- */
-export class BlobStoreUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'BlobStoreUnavailableError';
-  }
-}
-
 /** A blob store with no grace period to speak of would sweep writes in flight: a day by default. */
 export const defaultSweepGraceMs = 24 * 60 * 60 * 1000;
-
-/**
- * OPS_BLOB_URL chooses the backend; unset means the file system under OPS_DATA_DIR/blobs.
- * `s3://bucket/prefix?endpoint=…&region=…&path_style=true` is an S3-compatible object store
- * (s3-blob-store.ts); a malformed one is refused here with a ConfigError naming the variable.
- */
-export function openBlobStore(options: { blobUrl: string | undefined; dataDir: string }): BlobStore {
-  if (!options.blobUrl) return new FsBlobStore(path.join(options.dataDir, 'blobs'));
-  const url = new URL(options.blobUrl);
-  if (url.protocol === 'file:') return new FsBlobStore(url.pathname);
-  if (url.protocol === 's3:') return openS3(parseS3Url(options.blobUrl));
-  throw new Error(`OPS_BLOB_URL: the ${url.protocol} backend is not available in this build; use file://, s3:// or leave it unset`);
-}
-
-/**
- * The S3 store, its module (and the AWS SDK's, ~20 MB and 150 ms) loaded on first use: a
- * server on the file store never loads it. The URL is checked now, at start-up.
- */
-function openS3(options: S3BlobStoreOptions): BlobStore {
-  let loading: Promise<BlobStore> | undefined;
-  const store = () => (loading ??= import('./s3-blob-store.js').then((m) => new m.S3BlobStore(options)));
-  return {
-    put: async (key, body) => (await store()).put(key, body),
-    get: async (key, range) => (await store()).get(key, range),
-    stat: async (key) => (await store()).stat(key),
-    exists: async (key) => (await store()).exists(key),
-    delete: async (key) => (await store()).delete(key),
-    sweep: async (known) => (await store()).sweep(known),
-    ping: async () => (await store()).ping(),
-    inventory: async () => (await store()).inventory(),
-    close: async () => {
-      if (loading) await (await loading.catch(() => undefined))?.close?.();
-    },
-  };
-}
 
 const segment = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from './context.js';
 import { badRequest } from '../errors/app-error.js';
 
 /** What a command receives: its parsed flags and a context on the same stores as the server. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/config.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { Agent, fetch } from 'undici';

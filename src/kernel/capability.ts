@@ -1,5 +1,11 @@
-import type { RouteRegistrar } from './build-api.js';
-import type { DeliveryRegistrar } from '../delivery/build-cdn.js';
+import type { FastifyInstance } from 'fastify';
+import type { Api } from '../http/types.js';
+
+/** A capability adds its /v1 routes through one of these. */
+export type RouteRegistrar = (v1: Api) => void | Promise<void>;
+
+/** A capability that serves public content on the delivery listener. */
+export type DeliveryRegistrar = (cdn: FastifyInstance) => void | Promise<void>;
 
 /**
  * Reachability checks of the stores a capability needs, by the name /readyz shows them under
@@ -9,7 +15,7 @@ export type Readiness = Readonly<Record<string, () => Promise<void>>>;
 
 /**
  * What a capability's `open(deps, options)` returns. Each is an entry of the module table
- * (app/modules.ts) naming what it needs; server.ts opens them in order, hands the parts to the
+ * (src/modules.ts) naming what it needs; server.ts opens them in order, hands the parts to the
  * two listeners and runs the lifecycle below; opsctl opens only what a command needs. A
  * capability has the parts it has.
  *

@@ -1,32 +1,33 @@
-import type { Config } from '../config/config.js';
-import type { Clock } from '../shared/clock.js';
-import type { Capability, Readiness } from './capability.js';
-import type { Logger } from './logger.js';
-import type { PublicUrls } from './public-urls.js';
-import { createContext, type AppContext } from './context.js';
-import { openRateLimiter, type RateLimiter } from '../auth/rate-limiter.js';
-import { openMembers } from '../members/capability.js';
-import { openTokens } from '../tokens/capability.js';
-import { openUsage } from '../usage/capability.js';
-import { openMedia, type MediaCapability } from '../media/capability.js';
-import { openEvents, type EventsCapability } from '../events/capability.js';
-import type { EventsRuntimeOptions } from '../events/runtime.js';
-import { retentionFromCli } from '../events/admin-socket.js';
-import { openIngest } from '../ingest/capability.js';
-import { openQuery } from '../query/capability.js';
-import { openTail, type TailCapability } from '../tail/capability.js';
-import { openLogs } from '../logs/capability.js';
-import { openCases } from '../cases/capability.js';
-import { openApps } from '../apps/capability.js';
-import { openNotifications, purgeNotificationHistory, type NotificationsCapability } from '../notifications/capability.js';
-import type { WorkerTimings } from '../notifications/delivery-worker.js';
-import { openMonitors, type MonitorsCapability, type MonitorsOptions } from '../monitors/capability.js';
-import { openSearches, type SearchesCapability } from '../searches/capability.js';
-import { openAudit, purgeAudit, type AuditCapability } from '../audit/capability.js';
-import { openIdempotency, type IdempotencyCapability } from '../idempotency/capability.js';
-import { openSso, purgeSignIns, type SsoCapability, type SsoOptions } from '../sso/capability.js';
-import { openDashboard, dashboardService, type DashboardCapability } from '../dashboard/capability.js';
-import { openHealth } from '../health/capability.js';
+import type { Config } from './config/config.js';
+import type { Clock } from './shared/clock.js';
+import type { Capability, Readiness } from './kernel/capability.js';
+import type { Logger } from './kernel/logger.js';
+import type { PublicUrls } from './kernel/public-urls.js';
+import { createContext, type AppContext } from './app/context.js';
+import { openRateLimiter } from './auth/open-rate-limiter.js';
+import type { RateLimiter } from './auth/rate-limiter.js';
+import { openMembers } from './members/capability.js';
+import { openTokens } from './tokens/capability.js';
+import { openUsage } from './usage/capability.js';
+import { openMedia, type MediaCapability } from './media/capability.js';
+import { openEvents, type EventsCapability } from './events/capability.js';
+import type { EventsRuntimeOptions } from './events/runtime.js';
+import { retentionFromCli } from './events/admin-socket.js';
+import { openIngest } from './ingest/capability.js';
+import { openQuery } from './query/capability.js';
+import { openTail, type TailCapability } from './tail/capability.js';
+import { openLogs } from './logs/capability.js';
+import { openCases } from './cases/capability.js';
+import { openApps } from './apps/capability.js';
+import { openNotifications, purgeNotificationHistory, type NotificationsCapability } from './notifications/capability.js';
+import type { WorkerTimings } from './notifications/delivery-worker.js';
+import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
+import { openSearches, type SearchesCapability } from './searches/capability.js';
+import { openAudit, purgeAudit, type AuditCapability } from './audit/capability.js';
+import { openIdempotency, type IdempotencyCapability } from './idempotency/capability.js';
+import { openSso, purgeSignIns, type SsoCapability, type SsoOptions } from './sso/capability.js';
+import { openDashboard, dashboardService, type DashboardCapability } from './dashboard/capability.js';
+import { openHealth } from './health/capability.js';
 
 /** The processes built from the table: an API process (`opsctl serve`, each worker of `--workers`) and an events node. */
 export type Process = 'api' | 'events-node';
@@ -152,7 +153,7 @@ export const modules: readonly Module[] = [
   module({ name: 'audit', needs: ['ctx'], in: api, open: openAudit, purge: ({ ctx }) => purgeAudit(ctx) }),
   module({ name: 'idempotency', needs: ['ctx'], in: api, open: openIdempotency, purge: (deps) => openIdempotency(deps).purge() }),
   module({ name: 'sso', needs: ['ctx'], in: api, open: (deps, o) => openSso(deps, o.sso), purge: ({ ctx }) => purgeSignIns(ctx) }),
-  module({ name: 'dashboard', needs: ['ctx', 'sso'], in: api, open: (deps) => openDashboard(deps, { more: [deps.sso.dashboardRoutes] }), purge: ({ ctx }) => dashboardService(ctx).purge() }),
+  module({ name: 'dashboard', needs: ['ctx', 'sso'], in: api, open: openDashboard, purge: ({ ctx }) => dashboardService(ctx).purge() }),
   module({ name: 'health', needs: ['ctx', 'rateLimiter'], in: api, open: (deps) => openHealth({ ...deps, readiness: () => readinessOf(deps.before) }) }),
 ];
 

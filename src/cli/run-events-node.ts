@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.js';
-import { createLogger, type Logger, type LoggerSettings } from './logger.js';
-import { PublicUrls } from './public-urls.js';
-import { openModules } from './modules.js';
+import { createLogger, type Logger, type LoggerSettings } from '../kernel/logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
+import { openModules } from '../modules.js';
 import { systemClock } from '../shared/clock.js';
 import { loadSecretKey } from '../shared/secret-key.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
@@ -26,7 +26,7 @@ export async function startEventsNode(given: Config, options: { logger?: LoggerS
   // names the node itself, never a store to forward to.
   const config: Config = { ...given, eventsUrl: undefined };
   const log = createLogger(options.logger ?? { level: config.logLevel }).child({ role: 'events-node' });
-  // The table's modules of an events node (app/modules.ts): the context and the events capability.
+  // The table's modules of an events node (src/modules.ts): the context and the events capability.
   // Dataset names are the API processes' to resolve (from their metadata): the node answers ids.
   const modules = await openModules('events-node', { config, clock: systemClock, log, urls: new PublicUrls(config) }, { events: { ...options.events, names: async () => new Map() } });
   const events = modules.byName.events!;

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/config.js';
 import path from 'node:path';
 import { changeBoardFile } from '../engine/change-board.js';
-import { createLogger } from './logger.js';
+import { createLogger } from '../kernel/logger.js';
 
 /**
  * `opsctl serve --workers N`: N API processes on one machine sharing its two ports (node:cluster

@@ -1,4 +1,4 @@
-import type { AppContext } from './context.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from './logger.js';
 
 /** At most this long between purges, whatever OPS_PURGE_INTERVAL_MS says (idempotency keys live 24 h, sessions idle out in 12 h). */
@@ -9,7 +9,7 @@ const maxPurgeIntervalMs = 60 * 60 * 1000;
  * an hour apart), one run at a time; a failed run is logged and the next interval tries again.
  * `stop` waits for a run in progress.
  */
-export function periodicPurge(ctx: AppContext, log: Logger, name: string, purge: () => Promise<unknown>): { start(): void; stop(): Promise<void> } {
+export function periodicPurge(ctx: { config: Pick<Config, 'purgeIntervalMs'> }, log: Logger, name: string, purge: () => Promise<unknown>): { start(): void; stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {

@@ -1,0 +1,3 @@
+import { media } from '../media/media.js';
+
+export const run = () => media();

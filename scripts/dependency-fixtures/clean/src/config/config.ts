@@ -1,0 +1,3 @@
+import { one } from '../shared/one.js';
+
+export const port = 8080 + one;

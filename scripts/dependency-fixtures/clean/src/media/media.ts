@@ -1,0 +1,3 @@
+import { port } from '../config/config.js';
+
+export const media = () => port;

@@ -1,0 +1,3 @@
+import { file } from '../media/file.js';
+
+export const record = file;

@@ -1,0 +1,4 @@
+// A cycle between two files.
+import { b } from './b.js';
+
+export const a = () => b;
