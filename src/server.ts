@@ -1,35 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config/config.js';
 import { systemClock, type Clock } from './shared/clock.js';
-import { createContext, type AppContext } from './app/context.js';
-import type { Capability } from './kernel/capability.js';
+import type { AppContext } from './app/context.js';
 import { createLogger, type LoggerSettings } from './kernel/logger.js';
 import { PublicUrls } from './kernel/public-urls.js';
 import { buildApi } from './app/build-api.js';
+import { openModules, type ModuleOptions } from './modules.js';
 import { buildCdn } from './delivery/build-cdn.js';
-import { openMedia, type MediaCapability } from './media/capability.js';
-import { openEvents, type EventsCapability } from './events/capability.js';
-import type { EventsRuntimeOptions } from './events/runtime.js';
-import { openQuery } from './query/capability.js';
-import { openTail, type TailCapability } from './tail/capability.js';
-import { openIngest } from './ingest/capability.js';
-import { openAnnounced } from './features/capability.js';
-import { openIdempotency } from './idempotency/capability.js';
-import { openDashboard } from './dashboard/capability.js';
-import { openSso, type SsoOptions } from './sso/capability.js';
-import { openNotifications, type NotificationsCapability } from './notifications/capability.js';
-import type { WorkerTimings } from './notifications/delivery-worker.js';
-import { openMonitors, type MonitorsCapability, type MonitorsOptions } from './monitors/capability.js';
-import { openSearches } from './searches/capability.js';
-import { openAudit } from './audit/capability.js';
-import { openMembers } from './members/capability.js';
-import { openTokens } from './tokens/capability.js';
-import { openUsage } from './usage/capability.js';
-import { openHealth } from './health/capability.js';
+import type { MediaCapability } from './media/capability.js';
+import type { EventsCapability } from './events/capability.js';
+import type { TailCapability } from './tail/capability.js';
+import type { NotificationsCapability } from './notifications/capability.js';
+import type { MonitorsCapability } from './monitors/capability.js';
 import type { Api } from './http/types.js';
 import { limitConnections } from './http/server-limits.js';
 import type { RateLimiter } from './auth/rate-limiter.js';
-import { openRateLimiter } from './auth/open-rate-limiter.js';
 import type { Logger } from './kernel/logger.js';
 
 export interface RunningServer {
@@ -52,22 +37,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions {
+/** The modules' options (src/modules.ts: the event store's, the delivery worker's timings, the monitor scheduler's tick, single sign-on's), and the process's own. */
+export interface StartOptions extends ModuleOptions {
   clock?: Clock;
   /** pino settings, or false for silence. */
   logger?: LoggerSettings | false;
-  /** Event store settings (tests shrink its memory limit). */
-  events?: EventsRuntimeOptions;
-  /** The delivery worker's timings (tests shrink the 10 s timeout and the backoff). */
-  notifications?: Partial<WorkerTimings>;
-  /** The monitor scheduler's tick (tests call evaluateDue themselves). */
-  monitors?: MonitorsOptions;
   /** How long a stopping listener waits for the answers in flight before it cuts their connections (default 10 s; tests shrink it). */
   drainMs?: number;
   /** Compile each route's schemas when it first runs, not at start (test servers: see src/http/validation.ts). */
   compileSchemasOnFirstUse?: boolean;
-  /** Single sign-on: host names a test's loopback providers stand for public ones under (src/outbound/guarded-agent.ts). */
-  sso?: SsoOptions;
 }
 
 const defaultDrainMs = 10_000;
@@ -98,48 +76,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   );
   checkSecretKey(config, log);
   const urls = new PublicUrls(config);
-  const ctx = await createContext(config, options.clock ?? systemClock, { log });
-  const capabilities: Capability[] = [];
-  const opened = <C extends Capability>(capability: C): C => {
-    capabilities.push(capability);
-    return capability;
-  };
+  // Every module of an API process, each on what it needs, in the table's order (src/modules.ts).
+  const modules = await openModules('api', { config, clock: options.clock ?? systemClock, log, urls }, options);
+  const { ctx, rateLimiter, idempotency, media, events, tail, notifications, monitors } = modules.byName as Required<typeof modules.byName>;
+  const capabilities = modules.all;
   let api: Api | undefined;
   let cdn: FastifyInstance | undefined;
-  let rateLimiter: RateLimiter | undefined;
-  const closeCapabilities = async () => {
-    for (const capability of [...capabilities].reverse()) await capability.close?.();
-  };
   try {
-    // The shared stores between API processes (docs/cross-process.md), each waited for briefly
-    // so the first requests already count in Redis and reach the other processes; an
-    // unreachable one delays nothing, and the process degrades until it answers.
-    [rateLimiter] = await Promise.all([openRateLimiter(config, log), ctx.bus.ready(2_000)]);
-    // The wiring: each capability opened on what it uses, in the order their routes register.
-    opened(openMembers(ctx));
-    opened(openTokens(ctx));
-    opened(openUsage(ctx));
-    const media = opened(openMedia(ctx, { log, urls }));
-    const events = opened(await openEvents(ctx, log, options.events));
-    // Every ingest protocol, onto the events capability's datasets and store.
-    opened(openIngest(ctx, events));
-    opened(openQuery(ctx, events));
-    // Ingest reaches live tail through the tail capability's relay (src/tail/relay.ts): each
-    // durable append, or on ClickHouse each log record, goes to this process's feeds at once
-    // and to the other API processes over the bus. A lost message only delays: each feed reads
-    // from its own cursor and polls every OPS_TAIL_POLL_MS.
-    const tail = opened(openTail(ctx, events, log));
-    opened(openAnnounced(ctx, { events, urls }));
-    const notifications = opened(openNotifications(ctx, { log, urls, files: media.service.files, timings: options.notifications }));
-    const monitors = opened(openMonitors(ctx, { events, notifications, urls, log }, options.monitors));
-    opened(openSearches(ctx));
-    opened(openAudit(ctx, log));
-    const idempotency = opened(openIdempotency(ctx, log));
-    const sso = opened(openSso(ctx, log, urls, options.sso));
-    opened(await openDashboard(ctx, log, urls, sso));
-    // Last: /readyz requires the stores of every capability opened before it.
-    opened(openHealth(ctx, { readiness: () => Object.fromEntries(capabilities.flatMap((c) => Object.entries(c.readiness ?? {}))), rateLimiter }));
-
     api = await buildApi(ctx, {
       logger: log,
       urls,
@@ -164,17 +107,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         for (const capability of capabilities) await capability.stop?.();
         const drainMs = options.drainMs ?? defaultDrainMs;
         await Promise.all([closeListener(api!, drainMs), closeListener(cdn!, drainMs)]);
-        await closeCapabilities();
-        await rateLimiter!.close();
-        await ctx.close();
+        // The capabilities, then the rate limiter and the context (the table's first modules).
+        await modules.close();
       })());
     return { api, cdn, ctx, media, events, tail, notifications, monitors, rateLimiter, apiUrl, cdnUrl, close };
   } catch (error) {
     await api?.close();
     await cdn?.close();
-    await closeCapabilities();
-    await rateLimiter?.close();
-    await ctx.close();
+    await modules.close();
     throw error;
   }
 }

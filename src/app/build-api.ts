@@ -26,7 +26,7 @@ export interface ApiOptions {
   routes?: RouteRegistrar[];
   /** Routes outside /v1 (/healthz and /readyz, the dashboard's `/dashboard/…`), each registered in a plugin of its own. */
   root?: RouteRegistrar[];
-  /** The per-token rate limit (server.ts opens it: shared through Redis or in process); default in process. */
+  /** The per-token rate limit (the module table's `rateLimiter`: shared through Redis or in process); default in process. */
   rateLimiter?: RateLimiter;
   /** The remembered Idempotency-Keys (the idempotency capability's one store). */
   idempotency: IdempotencyStore;

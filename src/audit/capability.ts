@@ -15,7 +15,7 @@ export interface AuditCapability extends Capability {
  * hour apart, and in `opsctl purge`). Entries are written by the services that make each change,
  * in its transaction, through record.ts.
  */
-export function openAudit(ctx: AppContext, log: Logger): AuditCapability {
+export function openAudit({ ctx, log }: { ctx: AppContext; log: Logger }): AuditCapability {
   const service = new AuditService(ctx.metadata.db, ctx.clock);
   const purge = () => service.purge();
   const job = periodicPurge(ctx, log, 'audit', purge);
@@ -30,4 +30,9 @@ export function openAudit(ctx: AppContext, log: Logger): AuditCapability {
     start: job.start,
     stop: job.stop,
   };
+}
+
+/** The audit log's purge where no server runs it (`opsctl purge`). */
+export function purgeAudit(ctx: Pick<AppContext, 'metadata' | 'clock'>): Promise<{ entries: number }> {
+  return new AuditService(ctx.metadata.db, ctx.clock).purge();
 }

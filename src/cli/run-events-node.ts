@@ -1,9 +1,9 @@
 import type { Config } from '../config/config.js';
-import { createContext } from '../app/context.js';
 import { createLogger, type Logger, type LoggerSettings } from '../kernel/logger.js';
+import { PublicUrls } from '../kernel/public-urls.js';
+import { openModules } from '../modules.js';
 import { systemClock } from '../shared/clock.js';
 import { loadSecretKey } from '../shared/secret-key.js';
-import { openEvents } from '../events/capability.js';
 import type { EventsRuntimeOptions } from '../events/runtime.js';
 import { serveEventsNode } from '../engine/node/events-node.js';
 
@@ -26,18 +26,13 @@ export async function startEventsNode(given: Config, options: { logger?: LoggerS
   // names the node itself, never a store to forward to.
   const config: Config = { ...given, eventsUrl: undefined };
   const log = createLogger(options.logger ?? { level: config.logLevel }).child({ role: 'events-node' });
-  const ctx = await createContext(config, systemClock);
-  let events;
-  try {
-    // Dataset names are the API processes' to resolve (from their metadata): the node answers ids.
-    events = await openEvents(ctx, log, { ...options.events, names: async () => new Map() });
-  } catch (error) {
-    await ctx.close();
-    throw error;
-  }
+  // The table's modules of an events node (src/modules.ts): the context and the events capability.
+  // Dataset names are the API processes' to resolve (from their metadata): the node answers ids.
+  const modules = await openModules('events-node', { config, clock: systemClock, log, urls: new PublicUrls(config) }, { events: { ...options.events, names: async () => new Map() } });
+  const events = modules.byName.events!;
   try {
     const server = await serveEventsNode(events.store, { ...config.eventsNode, secret: loadSecretKey(config.secretKey, config.dataDir), log, keepAliveTimeoutMs: config.keepAliveTimeoutMs });
-    events.start?.();
+    for (const opened of modules.all) opened.start?.();
     let closing: Promise<void> | undefined;
     return {
       url: server.url,
@@ -45,14 +40,12 @@ export async function startEventsNode(given: Config, options: { logger?: LoggerS
       close: () =>
         (closing ??= (async () => {
           await server.close();
-          await events.stop?.();
-          await events.close?.();
-          await ctx.close();
+          for (const opened of modules.all) await opened.stop?.();
+          await modules.close();
         })()),
     };
   } catch (error) {
-    await events.close?.();
-    await ctx.close();
+    await modules.close();
     throw error;
   }
 }

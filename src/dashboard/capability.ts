@@ -41,7 +41,7 @@ export const dashboardService = (ctx: AppContext, signInLimiters?: SignInLimiter
  * OPS_PURGE_INTERVAL_MS at most an hour apart, and in `opsctl purge`). Expired rows are refused
  * before they are purged.
  */
-export async function openDashboard(ctx: AppContext, log: Logger, urls: PublicUrls, sso: DashboardSso): Promise<DashboardCapability> {
+export async function openDashboard({ ctx, log, urls, sso }: { ctx: AppContext; log: Logger; urls: PublicUrls; sso: DashboardSso }): Promise<DashboardCapability> {
   // Sign-in attempts are counted where every API process sees them: Redis when configured (its
   // client loaded only then).
   const limiters = ctx.config.redisUrl

@@ -18,7 +18,7 @@ export interface EventsCapability extends Capability, EventsRuntime {
  * this (it asks the admin socket started here, admin-socket.ts). Retention runs every OPS_PURGE_INTERVAL_MS; hot keys are looked after
  * every OPS_HOT_KEYS_INTERVAL_MS (hot-key-chooser.ts).
  */
-export async function openEvents(ctx: AppContext, log: Logger, options: EventsRuntimeOptions = {}): Promise<EventsCapability> {
+export async function openEvents({ ctx, log }: { ctx: AppContext; log: Logger }, options: EventsRuntimeOptions = {}): Promise<EventsCapability> {
   const runtime = await openEventsRuntime(ctx, log, options);
   const retention = () => runRetention(ctx, runtime);
   let timer: NodeJS.Timeout | undefined;

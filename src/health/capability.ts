@@ -8,7 +8,7 @@ import { registerHealthRoutes } from './routes.js';
  * registered, after every other capability was opened: the stores they need (events, blobs)
  * are required beside the metadata; Redis and NATS are shown, never a 503 (the process degrades).
  */
-export function openHealth(ctx: AppContext, deps: { readiness: () => Readiness; rateLimiter: RateLimiter }): Capability {
+export function openHealth({ ctx, ...deps }: { ctx: AppContext; readiness: () => Readiness; rateLimiter: RateLimiter }): Capability {
   return {
     name: 'health',
     root: (app) =>

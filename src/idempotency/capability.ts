@@ -15,7 +15,7 @@ export interface IdempotencyCapability extends Capability {
  * OPS_PURGE_INTERVAL_MS (at most an hour apart), and in `opsctl purge`. Expired rows are never
  * answered from even before they are purged; the purge only keeps the table small.
  */
-export function openIdempotency(ctx: AppContext, log: Logger): IdempotencyCapability {
+export function openIdempotency({ ctx, log }: { ctx: AppContext; log: Logger }): IdempotencyCapability {
   const store = new IdempotencyStore(ctx.metadata.db, ctx.clock);
   const purge = async () => ({ purged: await store.purge() });
   const job = periodicPurge(ctx, log, 'idempotency', purge);

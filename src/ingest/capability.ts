@@ -15,7 +15,7 @@ import { registerElasticRoutes } from './elastic/routes.js';
  * Loki's push API under /v1/loki and Elasticsearch's bulk API under /v1/elastic. The datasets
  * they write to, and the event store, are the events capability's.
  */
-export function openIngest(ctx: AppContext, events: EventsRuntime): Capability {
+export function openIngest({ ctx, events }: { ctx: AppContext; events: EventsRuntime }): Capability {
   const inserter = new Inserter(ctx, events);
   return {
     name: 'ingest',

@@ -14,9 +14,10 @@ export type DeliveryRegistrar = (cdn: FastifyInstance) => void | Promise<void>;
 export type Readiness = Readonly<Record<string, () => Promise<void>>>;
 
 /**
- * What a capability's `open(ctx, …its dependencies)` returns. server.ts opens each in order,
- * hands the parts to the two listeners and runs the lifecycle below; opsctl opens only what a
- * command needs. A capability has the parts it has.
+ * What a capability's `open(deps, options)` returns. Each is an entry of the module table
+ * (src/modules.ts) naming what it needs; server.ts opens them in order, hands the parts to the
+ * two listeners and runs the lifecycle below; opsctl opens only what a command needs. A
+ * capability has the parts it has.
  *
  * Lifecycle: open → routes registered → listeners bound → start → … → stop → listeners
  * closed → close.

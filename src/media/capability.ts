@@ -13,7 +13,7 @@ export interface MediaCapability extends Capability {
 }
 
 /** Uploads, list/get/delete and purge under /v1/media; the files on the delivery listener. */
-export function openMedia(ctx: AppContext, deps: { log: Logger; urls: PublicUrls }): MediaCapability {
+export function openMedia({ ctx, ...deps }: { ctx: AppContext; log: Logger; urls: PublicUrls }): MediaCapability {
   const service = new MediaService(ctx, openBlobStore({ blobUrl: ctx.config.blobUrl, dataDir: ctx.config.dataDir }), deps.urls);
   let stopPurgeJob: (() => Promise<void>) | undefined;
   return {

@@ -22,7 +22,7 @@ export const mediaCommands: Command[] = [
       }
       // Loaded here: every other opsctl command starts faster without the media modules.
       const { openMedia } = await import('./capability.js');
-      return openMedia(ctx, { log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config) }).service.restoreAnyTenant(id);
+      return openMedia({ ctx, log: cliLogger(ctx.config), urls: new PublicUrls(ctx.config) }).service.restoreAnyTenant(id);
     },
   },
 ];

@@ -92,7 +92,7 @@ test('a reservation whose holder may still run elsewhere is reclaimed only after
   const ctx = await createContext(loadConfig({ OPS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'ops-reservations-')) }), clock);
   try {
     const org = await ctx.orgs.createOrg({ name: 'R', plan: 'pro', ownerEmail: 'r@example.com' });
-    const media = openMedia(ctx, { log: createLogger(false), urls: new PublicUrls(ctx.config) }).service;
+    const media = openMedia({ ctx, log: createLogger(false), urls: new PublicUrls(ctx.config) }).service;
     const key = newStorageKey('a.png');
     // A reservation of this (live) process, as if another host held it: only age reclaims it.
     const reservation = await media.reservations.reserve(org.org_id, 'pro', key, 1000);

@@ -4,7 +4,7 @@ import { registerMemberRoutes } from './routes.js';
 import { registerMemberInviteRoute } from './invite.js';
 
 /** Members of an organisation and their roles (SPEC.md §4.6, DECISIONS.md §17): list, invite, change, remove. */
-export function openMembers(ctx: AppContext): Capability {
+export function openMembers({ ctx }: { ctx: AppContext }): Capability {
   return {
     name: 'members',
     routes: (v1) => {

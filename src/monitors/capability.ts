@@ -33,8 +33,7 @@ export interface MonitorsOptions {
 
 /** Monitors (DECISIONS.md §18, docs/monitors.md): CRUD per project and mode, the threshold scheduler, match monitors on the write path. */
 export function openMonitors(
-  ctx: AppContext,
-  deps: { events: EventsRuntime; notifications: NotificationsCapability; urls: PublicUrls; log: Logger },
+  { ctx, ...deps }: { ctx: AppContext; events: EventsRuntime; notifications: NotificationsCapability; urls: PublicUrls; log: Logger },
   options: MonitorsOptions = {},
 ): MonitorsCapability {
   const { db } = ctx.metadata;

@@ -28,7 +28,7 @@ export interface NotificationsCapability extends Capability {
  * docs/notifications.md). Every API process runs a worker; they share the outbox through the
  * metadata store.
  */
-export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: PublicUrls; files: FilesRepo; timings?: Partial<WorkerTimings> }): NotificationsCapability {
+export function openNotifications({ ctx, ...deps }: { ctx: AppContext; log: Logger; urls: PublicUrls; files: FilesRepo }, timings: Partial<WorkerTimings> = {}): NotificationsCapability {
   const { db } = ctx.metadata;
   const allowPrivate = ctx.config.outboundAllowPrivate;
   const channels = new ChannelService(db, ctx.clock, allowPrivate);
@@ -41,7 +41,7 @@ export function openNotifications(ctx: AppContext, deps: { log: Logger; urls: Pu
     const { dispatcher, postOnce } = await transport;
     return postOnce(dispatcher, target, timeoutMs, stopping);
   };
-  const worker = new DeliveryWorker(outbox, send, ctx.clock, deps.log, { ...defaultTimings, ...deps.timings });
+  const worker = new DeliveryWorker(outbox, send, ctx.clock, deps.log, { ...defaultTimings, ...timings });
   notifications.onEnqueued = () => worker.wake();
   const purge = () => purgeNotificationHistory(ctx);
   const purgeJob = periodicPurge(ctx, deps.log, 'notifications', purge);

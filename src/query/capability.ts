@@ -5,7 +5,7 @@ import { QueryService } from './query-service.js';
 import { registerQueryRoutes } from './routes.js';
 
 /** POST /v1/query: SOQL over the events capability's store and datasets. */
-export function openQuery(ctx: AppContext, events: EventsRuntime): Capability {
+export function openQuery({ ctx, events }: { ctx: AppContext; events: EventsRuntime }): Capability {
   const service = new QueryService({
     store: events.store,
     datasets: events.datasets,

@@ -9,7 +9,7 @@ export interface SearchesCapability extends Capability {
 }
 
 /** Saved searches (DECISIONS.md §19, docs/saved-searches.md): CRUD per project and mode. */
-export function openSearches(ctx: AppContext): SearchesCapability {
+export function openSearches({ ctx }: { ctx: AppContext }): SearchesCapability {
   const searches = new SavedSearchService(ctx.metadata.db, ctx.clock);
   return {
     name: 'searches',

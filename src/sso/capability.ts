@@ -5,6 +5,7 @@ import type { PublicUrls } from '../kernel/public-urls.js';
 import { dashboardService, type DashboardSso } from '../dashboard/capability.js';
 import { periodicPurge } from '../kernel/periodic-purge.js';
 import { SsoService } from './sso-service.js';
+import { SsoStore } from './sso-store.js';
 import { passwordSignInRefusal } from './enforce.js';
 import { registerSsoConfigRoutes } from './routes/config-routes.js';
 import { registerSsoSignInRoutes } from './routes/sign-in-routes.js';
@@ -24,7 +25,7 @@ export interface SsoOptions {
  * endpoints under /v1, the sign-in under /dashboard/sso, and the purge of sign-ins abandoned
  * at the provider.
  */
-export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls, options: SsoOptions = {}): SsoCapability {
+export function openSso({ ctx, log, urls }: { ctx: AppContext; log: Logger; urls: PublicUrls }, options: SsoOptions = {}): SsoCapability {
   const service = new SsoService({
     db: ctx.metadata.db,
     clock: ctx.clock,
@@ -49,4 +50,9 @@ export function openSso(ctx: AppContext, log: Logger, urls: PublicUrls, options:
     stop: job.stop,
     close: () => service.close(),
   };
+}
+
+/** The sign-ins' purge where no server runs it (`opsctl purge`): straight on the store, no provider reached. */
+export async function purgeSignIns(ctx: Pick<AppContext, 'metadata' | 'clock'>): Promise<{ sign_ins: number }> {
+  return { sign_ins: await new SsoStore(ctx.metadata.db).purge(new Date(ctx.clock.now()).toISOString()) };
 }

@@ -26,7 +26,7 @@ export interface TailCapability extends Capability {
  * Live tail: POST /query/tail over Server-Sent Events, fed from the events capability's store
  * and, through the relay, from this and the other API processes' ingest (relay.ts).
  */
-export function openTail(ctx: AppContext, events: EventsRuntime, log: Logger): TailCapability {
+export function openTail({ ctx, events, log }: { ctx: AppContext; events: EventsRuntime; log: Logger }): TailCapability {
   const hub = new TailHub({
     ...defaultHubLimits,
     readLimit: ctx.config.eventsClickHouseUrl || ctx.config.eventsUrl ? remoteReadLimit : defaultHubLimits.readLimit,
