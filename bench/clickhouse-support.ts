@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { parseClickHouseUrl } from '../src/config/clickhouse-url.js';
-import { dropClickHouseDatabase } from '../src/engine/clickhouse/clickhouse-testing.js';
+import { dropClickHouseDatabase } from '../src/test-support/engine/clickhouse-testing.js';
 import type { ClickHouseEngine } from '../src/engine/clickhouse/clickhouse-engine.js';
 
 export { dropClickHouseDatabase };

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import type { Page } from 'playwright-core';
-import { startDashboard, widths } from '../src/dashboard/browser/test-browser.js';
+import { startDashboard, widths } from '../src/test-support/dashboard/test-browser.js';
 import { fmt } from './support.js';
 
 const rate = Number(process.env.BENCH_RATE ?? 200);

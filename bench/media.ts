@@ -11,7 +11,7 @@ import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
 import { fmt, freePort, median, spawnServer, tempDir } from './support.js';
-import { clearS3Prefix, ensureBucket } from '../src/stores/blobs/s3-testing.js';
+import { clearS3Prefix, ensureBucket } from '../src/test-support/stores/s3-testing.js';
 import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { S3BlobStore, parseS3Url, partSize } from '../src/stores/blobs/s3-blob-store.js';

@@ -45,7 +45,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { png } from '../src/media/test-files.js';
+import { png } from '../src/test-support/media/test-files.js';
 import { tenantKey } from '../src/tenancy/tenant.js';
 import { eventStoreSettings } from '../src/engine/duckdb/duckdb-tables.js';
 import { cpuSince, fmt, freePort, groupCpuMicros, groupThreadCpuMicros, killOnExit, median, startOpsctl, tempDir, type Started } from './support.js';

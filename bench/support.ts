@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { png } from '../src/media/test-files.js';
+import { png } from '../src/test-support/media/test-files.js';
 import { freePort } from '../src/test-support/test-process.js';
 
 export { freePort };

@@ -42,7 +42,7 @@ import { loadConfig } from '../src/config/config.js';
 import { createContext } from '../src/app/context.js';
 import { systemClock } from '../src/shared/clock.js';
 import { parseScopes } from '../src/tokens/token-service.js';
-import { TailClient } from '../src/tail/test-client.js';
+import { TailClient } from '../src/test-support/tail/test-client.js';
 import { fmt, freePort, startOpsctl, tcpReachable, tempDir, type Started } from './support.js';
 import { benchDatabaseUrl, dropClickHouseDatabase, findClickHouse } from './clickhouse-support.js';
 

@@ -2,10 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestResponse, type TestServer } from '../test-support/test-server.js';
 import { opsctl } from '../test-support/opsctl.js';
-import { Browser, password, signedIn } from '../dashboard/test-session.js';
+import { Browser, password, signedIn } from '../test-support/dashboard/test-session.js';
 import { dashboardService } from '../dashboard/capability.js';
 import { operatorOrigin } from '../tenancy/origin.js';
-import { png } from '../media/test-files.js';
+import { png } from '../test-support/media/test-files.js';
 import { AuditService } from './audit-service.js';
 
 interface Entry {

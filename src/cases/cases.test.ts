@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
-import { png } from '../media/test-files.js';
+import { png } from '../test-support/media/test-files.js';
 
 const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

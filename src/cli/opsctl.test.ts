@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { commands, extraCommands } from './commands.js';
 import { commandHelp, usageLine } from './help.js';
-import { png } from '../media/test-files.js';
+import { png } from '../test-support/media/test-files.js';
 import { opsctl, opsctlProcess } from '../test-support/opsctl.js';
 
 

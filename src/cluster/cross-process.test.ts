@@ -9,8 +9,8 @@ import { systemClock } from '../shared/clock.js';
 import { loadConfig } from '../config/config.js';
 import { startServer } from '../server.js';
 import { hashToken } from '../auth/token-secret.js';
-import { freePort, missingServices, services, sharedDatabase, TcpProxy } from './test-services.js';
-import { startReceiver } from '../notifications/test-receiver.js';
+import { freePort, missingServices, services, sharedDatabase, TcpProxy } from '../test-support/cluster/test-services.js';
+import { startReceiver } from '../test-support/notifications/test-receiver.js';
 import { needs } from '../test-support/ci.js';
 
 /**

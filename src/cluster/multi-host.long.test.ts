@@ -10,10 +10,10 @@ import { parseScopes } from '../tokens/token-service.js';
 import { eventsNodeProcess, exited, freePort, serveProcess, opsctlArgs } from '../test-support/test-process.js';
 import { spawnSync } from 'node:child_process';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { freshS3Url, clearS3Prefix, testBlobUrl } from '../stores/blobs/s3-testing.js';
+import { freshS3Url, clearS3Prefix, testBlobUrl } from '../test-support/stores/s3-testing.js';
 import { S3BlobStore } from '../stores/blobs/s3-blob-store.js';
 import { parseS3Url } from '../stores/blobs/s3-url.js';
-import { missingServices, services, sharedDatabase } from './test-services.js';
+import { missingServices, services, sharedDatabase } from '../test-support/cluster/test-services.js';
 import { legs, needs } from '../test-support/ci.js';
 
 /**

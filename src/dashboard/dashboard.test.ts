@@ -2,9 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { dashboardService } from './capability.js';
-import { Browser, member, password } from './test-session.js';
+import { Browser, member, password } from '../test-support/dashboard/test-session.js';
 import { roleScopes } from '../auth/role-policy.js';
-import { png } from '../media/test-files.js';
+import { png } from '../test-support/media/test-files.js';
 
 const hour = 3_600_000;
 

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { Browser, member, password, signedIn } from './test-session.js';
+import { Browser, member, password, signedIn } from '../test-support/dashboard/test-session.js';
 
 describe('POST /dashboard/password-links: an Owner or Admin hands a member their set-password link', () => {
   let s: TestServer;

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { roleScopes } from '../auth/role-policy.js';
-import { signedIn } from './test-session.js';
+import { signedIn } from '../test-support/dashboard/test-session.js';
 
 /** DECISIONS.md §17: what a role may do through the dashboard's session tokens (docs/dashboard.md "Roles in the dashboard"). */
 describe('dashboard roles: Admins and Owners, Developers and their own tokens', () => {

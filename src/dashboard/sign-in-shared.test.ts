@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { freePort, reachable, services } from '../cluster/test-services.js';
-import { Browser, member, password } from './test-session.js';
+import { freePort, reachable, services } from '../test-support/cluster/test-services.js';
+import { Browser, member, password } from '../test-support/dashboard/test-session.js';
 import { needs } from '../test-support/ci.js';
 
 const missing = (await reachable(services.redis.host, services.redis.port)) ? false : `Redis not reachable at ${services.redis.host}:${services.redis.port} (.ci/run starts it)`;

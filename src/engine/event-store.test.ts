@@ -315,14 +315,14 @@ legs.clickhouse().describe('LoggedEventStore on ClickHouse: live tail records', 
   let url: string;
   let store: LoggedEventStore;
   before(async () => {
-    const { freshClickHouseUrl } = await import('./clickhouse/clickhouse-testing.js');
+    const { freshClickHouseUrl } = await import('../test-support/engine/clickhouse-testing.js');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-store-ch-'));
     url = freshClickHouseUrl(process.env.OPS_TEST_CLICKHOUSE_URL!);
     store = await LoggedEventStore.open({ dir, clickhouseUrl: url, now: () => Date.now(), names: async (_t, ids) => new Map(ids.map((id) => [id, id])) });
   });
   after(async () => {
     await store?.close();
-    const { dropClickHouseDatabase } = await import('./clickhouse/clickhouse-testing.js');
+    const { dropClickHouseDatabase } = await import('../test-support/engine/clickhouse-testing.js');
     if (url) await dropClickHouseDatabase(url);
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -45,7 +45,7 @@ const clickhouseBase = process.env.OPS_TEST_CLICKHOUSE_URL;
 
 test('SIGKILL at random points of ingest and loading, 5 times: every answered event is stored exactly once', { timeout: 240_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ops-crash-'));
-  const testing = clickhouseBase ? await import('../engine/clickhouse/clickhouse-testing.js') : undefined;
+  const testing = clickhouseBase ? await import('../test-support/engine/clickhouse-testing.js') : undefined;
   const eventsUrl = testing?.freshClickHouseUrl(clickhouseBase!);
   const engineEnv: Record<string, string> = eventsUrl ? { OPS_EVENTS_URL: eventsUrl } : {};
   const config = loadConfig({ OPS_DATA_DIR: dataDir });

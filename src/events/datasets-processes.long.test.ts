@@ -2,7 +2,7 @@
 // ingest into new names, which overflows into `default` past the cap) never pass it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, postAlone, processStore, workers } from '../notifications/test-processes.js';
+import { call, postAlone, processStore, workers } from '../test-support/notifications/test-processes.js';
 
 test("serve --workers 2: datasets created at once through both workers never pass the plan's cap", { timeout: 240_000 }, async () => {
   const store = await processStore('ops-datasets-cap-');

@@ -18,9 +18,9 @@ import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { exited, freePort, opsctlArgs, serveProcess } from '../test-support/test-process.js';
-import { missingServices, services, sharedDatabase, TcpProxy } from '../cluster/test-services.js';
-import { TailClient } from '../tail/test-client.js';
-import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
+import { missingServices, services, sharedDatabase, TcpProxy } from '../test-support/cluster/test-services.js';
+import { TailClient } from '../test-support/tail/test-client.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from '../test-support/engine/clickhouse-testing.js';
 import { parseClickHouseUrl } from '../config/clickhouse-url.js';
 import { legs, needs } from '../test-support/ci.js';
 

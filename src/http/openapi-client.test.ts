@@ -10,7 +10,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import type { Middleware } from 'openapi-fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { gif } from '../media/test-files.js';
+import { gif } from '../test-support/media/test-files.js';
 import { tsImport } from 'tsx/esm/api';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { rawConnection, type RawConnection } from '../media/test-helpers.js';
-import { TailClient } from '../tail/test-client.js';
+import { rawConnection, type RawConnection } from '../test-support/media/test-helpers.js';
+import { TailClient } from '../test-support/tail/test-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { startTestServer } from '../test-support/test-server.js';
-import { multipart, sized } from '../media/test-files.js';
+import { multipart, sized } from '../test-support/media/test-files.js';
 
 test('close: an upload in flight still gets its answer; a download nobody reads is cut after the drain time', { timeout: 120_000 }, async () => {
   const drainMs = 1_500;

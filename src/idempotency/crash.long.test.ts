@@ -10,7 +10,7 @@ import { createContext } from '../app/context.js';
 import { systemClock } from '../shared/clock.js';
 import { parseScopes } from '../tokens/token-service.js';
 import { exited, freePort, serveProcess } from '../test-support/test-process.js';
-import { keyedRoutes, type KeyedRoute } from './test-routes.js';
+import { keyedRoutes, type KeyedRoute } from '../test-support/idempotency/test-routes.js';
 
 interface Sent {
   route: KeyedRoute;

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestResponse, type TestServer } from '../test-support/test-server.js';
 import { matchAll } from '../engine/event-store.js';
-import { keyedRoutes, keyedSettingsRoutes, settingsTables, type KeyedRoute } from './test-routes.js';
+import { keyedRoutes, keyedSettingsRoutes, settingsTables, type KeyedRoute } from '../test-support/idempotency/test-routes.js';
 import { IdempotencyStore, keepMs } from './idempotency-store.js';
 
 const dataset = 'idem';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { multipart, sized } from '../media/test-files.js';
+import { multipart, sized } from '../test-support/media/test-files.js';
 
 interface Answer {
   status: number;

@@ -8,7 +8,7 @@ import { matchAll } from '../engine/event-store.js';
 import type { TestTenant } from '../test-support/test-server.js';
 import type { IngestTarget } from '../events/dataset-service.js';
 import { pushProto } from './loki/push-proto.js';
-import { decodeResponse, logsRequest, postLogs, toProtobuf } from './otlp/test-requests.js';
+import { decodeResponse, logsRequest, postLogs, toProtobuf } from '../test-support/ingest/otlp-test-requests.js';
 
 /**
  * A dataset is created by the write that stores its first event (docs/decisions.md, "Datasets

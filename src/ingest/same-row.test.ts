@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { query } from './test-queries.js';
+import { query } from '../test-support/ingest/test-queries.js';
 import { pushProto } from './loki/push-proto.js';
 
 // DECISIONS §21: the same JSON event sent natively, through Loki (JSON and protobuf) or through

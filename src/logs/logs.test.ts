@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
-import { TailClient } from '../tail/test-client.js';
+import { TailClient } from '../test-support/tail/test-client.js';
 import { eventIdOf, logIdOf } from './log-id.js';
 
 const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { gif, jpeg, png, sized } from './test-files.js';
+import { gif, jpeg, png, sized } from '../test-support/media/test-files.js';
 
 describe('POST /media/base64', () => {
   let s: TestServer;

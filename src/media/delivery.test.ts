@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { sized } from './test-files.js';
+import { sized } from '../test-support/media/test-files.js';
 
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 

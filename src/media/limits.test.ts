@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { multipart, sized } from './test-files.js';
-import { blobFiles, eventually, send } from './test-helpers.js';
+import { multipart, sized } from '../test-support/media/test-files.js';
+import { blobFiles, eventually, send } from '../test-support/media/test-helpers.js';
 
 const plansFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ops-plans-')), 'plans.json');
 fs.writeFileSync(

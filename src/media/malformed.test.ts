@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { multipart, png, sized } from './test-files.js';
-import { blobFiles, send } from './test-helpers.js';
+import { multipart, png, sized } from '../test-support/media/test-files.js';
+import { blobFiles, send } from '../test-support/media/test-helpers.js';
 import { legs } from '../test-support/ci.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { extraCommands } from '../cli/commands.js';
-import { png } from './test-files.js';
-import { blobFiles } from './test-helpers.js';
+import { png } from '../test-support/media/test-files.js';
+import { blobFiles } from '../test-support/media/test-helpers.js';
 
 const day = 86_400_000;
 

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
-import { png } from './test-files.js';
+import { png } from '../test-support/media/test-files.js';
 
 const day = 86_400_000;
 const unknownId = 'f_01ARZ3NDEKTSV4RRFFQ69G5FAV';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { normaliseType, sniff, supportedTypes } from './sniff.js';
-import { samples } from './test-files.js';
+import { samples } from '../test-support/media/test-files.js';
 import { contentDisposition, newStorageKey, sanitiseName, storageKeyPattern } from './names.js';
 import { parseRange } from './range.js';
 import { decodeBase64Payload } from './base64.js';

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { sized } from './test-files.js';
-import { blobFiles, eventually, pngPartHead, rawConnection, uploadHead } from './test-helpers.js';
+import { sized } from '../test-support/media/test-files.js';
+import { blobFiles, eventually, pngPartHead, rawConnection, uploadHead } from '../test-support/media/test-helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

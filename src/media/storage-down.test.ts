@@ -1,9 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from '../stores/blobs/s3-testing.js';
-import { multipart, png, sized } from './test-files.js';
-import { send } from './test-helpers.js';
+import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from '../test-support/stores/s3-testing.js';
+import { multipart, png, sized } from '../test-support/media/test-files.js';
+import { send } from '../test-support/media/test-helpers.js';
 import { legs } from '../test-support/ci.js';
 
 const base = testBlobUrl();

@@ -4,9 +4,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { multipart, samples, sized, png, pdf, gif, type Part } from './test-files.js';
+import { multipart, samples, sized, png, pdf, gif, type Part } from '../test-support/media/test-files.js';
 import { supportedTypes } from './sniff.js';
-import { blobFiles, send } from './test-helpers.js';
+import { blobFiles, send } from '../test-support/media/test-helpers.js';
 
 describe('POST /media', () => {
   let s: TestServer;

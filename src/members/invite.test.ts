@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { signedIn } from '../dashboard/test-session.js';
+import { signedIn } from '../test-support/dashboard/test-session.js';
 
 describe('POST /orgs/{orgId}/members (invite)', () => {
   let s: TestServer;

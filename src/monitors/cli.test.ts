@@ -1,7 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestServer } from '../test-support/test-server.js';
-import { monitorsTestServer } from './test-monitors.js';
+import { monitorsTestServer } from '../test-support/monitors/test-monitors.js';
 import { opsctl as runOpsctlOn } from '../test-support/opsctl.js';
 
 describe('opsctl monitor list|create|mute, channel list|test, while the server runs', () => {

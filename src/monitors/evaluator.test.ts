@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../test-support/test-server.js
 import { createLogger } from '../kernel/logger.js';
 import { PublicUrls } from '../kernel/public-urls.js';
 import type { QueryService } from '../query/query-service.js';
-import { eventually } from '../notifications/test-receiver.js';
+import { eventually } from '../test-support/notifications/test-receiver.js';
 import { Evaluator } from './evaluator.js';
 import { GroupStore } from './group-store.js';
 

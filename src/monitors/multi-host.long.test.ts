@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { eventsNodeProcess, exited, freePort, serveProcess } from '../test-support/test-process.js';
-import { missingServices, services, TcpProxy } from '../cluster/test-services.js';
-import { eventually, startReceiver } from '../notifications/test-receiver.js';
-import { call, processStore } from '../notifications/test-processes.js';
-import type { NotificationBody } from './test-monitors.js';
+import { missingServices, services, TcpProxy } from '../test-support/cluster/test-services.js';
+import { eventually, startReceiver } from '../test-support/notifications/test-receiver.js';
+import { call, processStore } from '../test-support/notifications/test-processes.js';
+import type { NotificationBody } from '../test-support/monitors/test-monitors.js';
 import { needs } from '../test-support/ci.js';
 
 /**

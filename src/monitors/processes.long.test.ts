@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startReceiver, eventually } from '../notifications/test-receiver.js';
-import { call, postAlone, processStore, workers } from '../notifications/test-processes.js';
-import type { NotificationBody } from './test-monitors.js';
+import { startReceiver, eventually } from '../test-support/notifications/test-receiver.js';
+import { call, postAlone, processStore, workers } from '../test-support/notifications/test-processes.js';
+import type { NotificationBody } from '../test-support/monitors/test-monitors.js';
 
 type Body = NotificationBody;
 

@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../shared/ids.js';
 import type { TestServer } from '../test-support/test-server.js';
-import { monitorsTestServer } from './test-monitors.js';
+import { monitorsTestServer } from '../test-support/monitors/test-monitors.js';
 import { nextDueMs, slotKey, slotOffsetMs } from './schedule.js';
 
 const minute = 60_000;

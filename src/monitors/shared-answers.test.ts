@@ -7,7 +7,7 @@ import { tenantKey, type Tenant } from '../tenancy/tenant.js';
 import type { TestTenant } from '../test-support/test-server.js';
 import { Evaluator } from './evaluator.js';
 import { GroupStore } from './group-store.js';
-import { monitorsTestServer } from './test-monitors.js';
+import { monitorsTestServer } from '../test-support/monitors/test-monitors.js';
 
 /**
  * One statement per batch (evaluator.ts `windowValues`): monitors of one tenant with the same

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { monitorsTestServer, type Receiver } from './test-monitors.js';
+import { monitorsTestServer, type Receiver } from '../test-support/monitors/test-monitors.js';
 
 const minute = 60_000;
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { ChannelService } from './channel-service.js';
-import { eventually } from './test-receiver.js';
+import { eventually } from '../test-support/notifications/test-receiver.js';
 import { leakedMetadata, startMetadataServer } from '../test-support/metadata-server.js';
 
 const discordUrl = 'https://discord.com/api/webhooks/123456789/abcdefSECRETxyz9';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exited, freePort, serveProcess } from '../test-support/test-process.js';
-import { eventually, startReceiver } from './test-receiver.js';
-import { call, processStore } from './test-processes.js';
+import { eventually, startReceiver } from '../test-support/notifications/test-receiver.js';
+import { call, processStore } from '../test-support/notifications/test-processes.js';
 
 test('kill -9 while a notification is being sent: after the restart it is sent again, with the same delivery id, once its lease ends', { timeout: 180_000 }, async () => {
   const store = await processStore('ops-notify-crash-');

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { eventually, startReceiver, type Answer } from './test-receiver.js';
+import { eventually, startReceiver, type Answer } from '../test-support/notifications/test-receiver.js';
 import { verifySignature } from './signature.js';
 import { Agent, request as get } from 'undici';
 

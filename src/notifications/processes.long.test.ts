@@ -7,8 +7,8 @@ import { PublicUrls } from '../kernel/public-urls.js';
 import { ChannelService } from './channel-service.js';
 import { Outbox } from './outbox.js';
 import { NotificationService } from './notification-service.js';
-import { startReceiver } from './test-receiver.js';
-import { call, processStore } from './test-processes.js';
+import { startReceiver } from '../test-support/notifications/test-receiver.js';
+import { call, processStore } from '../test-support/notifications/test-processes.js';
 
 test('two API processes on one store (serve --workers 2): each notification is sent once', { timeout: 180_000 }, async () => {
   const store = await processStore('ops-notify-workers-');

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { freePort } from '../test-support/test-process.js';
 import { signatureHeader } from './signature.js';
-import { eventually } from './test-receiver.js';
+import { eventually } from '../test-support/notifications/test-receiver.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lookupTxt, maxTxtRecords } from './domain-dns.js';
-import { startTestDns, type TestDns } from './test-dns.js';
+import { startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 import { freePort } from '../test-support/test-process.js';
 
 describe('lookupTxt', () => {

@@ -5,11 +5,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, password, startDashboard, titled, unexpected, type Dashboard } from '../dashboard/browser/test-browser.js';
+import { noBrowser, password, startDashboard, titled, unexpected, type Dashboard } from '../test-support/dashboard/test-browser.js';
 import { dashboardService } from '../dashboard/capability.js';
-import { startTestProvider, type TestProvider } from './test-provider.js';
+import { startTestProvider, type TestProvider } from '../test-support/sso/test-provider.js';
 import { needs } from '../test-support/ci.js';
-import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
+import { publishAndVerify, startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 
 describe('single sign-on in Chromium with oidc-provider', needs(noBrowser), () => {
   let d: Dashboard;

@@ -1,10 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { signedIn } from '../dashboard/test-session.js';
-import { startTestIssuer, type TestIssuer } from './test-issuer.js';
+import { signedIn } from '../test-support/dashboard/test-session.js';
+import { startTestIssuer, type TestIssuer } from '../test-support/sso/test-issuer.js';
 import { freePort } from '../test-support/test-process.js';
-import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
+import { publishAndVerify, startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 
 // The providers here are on loopback: private addresses are allowed (sso-outbound.test.ts refuses them).
 describe('single sign-on configuration: PUT/GET/DELETE /v1/orgs/{orgId}/sso, POST …/sso/test', () => {

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { Migrator, sql } from 'kysely';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { migrations } from '../stores/metadata/migrations/index.js';
-import { Browser, signedIn } from '../dashboard/test-session.js';
-import { startTestIssuer, type TestIssuer } from './test-issuer.js';
-import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
+import { Browser, signedIn } from '../test-support/dashboard/test-session.js';
+import { startTestIssuer, type TestIssuer } from '../test-support/sso/test-issuer.js';
+import { publishAndVerify, startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 
 interface DomainState {
   domain: string;

@@ -7,9 +7,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
 import { leakedMetadata, startMetadataServer, type MetadataServer } from '../test-support/metadata-server.js';
-import { Browser } from '../dashboard/test-session.js';
-import { startTestIssuer, type TestIssuer } from './test-issuer.js';
-import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
+import { Browser } from '../test-support/dashboard/test-session.js';
+import { startTestIssuer, type TestIssuer } from '../test-support/sso/test-issuer.js';
+import { publishAndVerify, startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 
 const refusedLoopback = 'was refused: 127.0.0.1 is a loopback address (single sign-on calls identity providers at public addresses only)';
 

@@ -4,12 +4,12 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-support/test-server.js';
-import { Browser, member, password } from '../dashboard/test-session.js';
+import { Browser, member, password } from '../test-support/dashboard/test-session.js';
 import { dashboardService } from '../dashboard/capability.js';
-import { startTestIssuer, type TestIssuer } from './test-issuer.js';
+import { startTestIssuer, type TestIssuer } from '../test-support/sso/test-issuer.js';
 import { maxSignInsInFlight } from './sso-service.js';
 import { SsoStore } from './sso-store.js';
-import { publishAndVerify, startTestDns, type TestDns } from './test-dns.js';
+import { publishAndVerify, startTestDns, type TestDns } from '../test-support/sso/test-dns.js';
 
 /** The callback as a browser requests it, with `cookie`; its redirect is not followed. */
 async function callback(s: TestServer, path: string, cookie: string | undefined): Promise<{ status: number; location: string; session?: string }> {

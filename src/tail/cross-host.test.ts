@@ -5,14 +5,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { connect } from 'nats';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
-import { missingServices, services, sharedDatabase } from '../cluster/test-services.js';
+import { missingServices, services, sharedDatabase } from '../test-support/cluster/test-services.js';
 import { legs, needs } from '../test-support/ci.js';
-import { dropClickHouseDatabase, freshClickHouseUrl } from '../engine/clickhouse/clickhouse-testing.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from '../test-support/engine/clickhouse-testing.js';
 import { encodeBatch } from '../engine/wal/event-batch.js';
 import { parsePosition } from '../engine/tail-position.js';
 import { tenantOnly } from '../tenancy/tenant.js';
 import { recordMac, relayKey } from './relay.js';
-import { TailClient } from './test-client.js';
+import { TailClient } from '../test-support/tail/test-client.js';
 
 /**
  * Live tail across two API processes on ClickHouse (relay.ts): two real servers in this test

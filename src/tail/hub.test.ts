@@ -8,7 +8,7 @@ import type { TailRequest } from '../engine/event-store.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { defaultHubLimits, TailHub, type TailHubOptions } from './hub.js';
 import { sseHeaders } from './sse.js';
-import { TailClient } from './test-client.js';
+import { TailClient } from '../test-support/tail/test-client.js';
 import { covers, encodePosition, parsePosition, singleLog, type TailPosition } from '../engine/tail-position.js';
 import { encodeBatch } from '../engine/wal/event-batch.js';
 import type { TailRecord } from '../engine/tail-record.js';

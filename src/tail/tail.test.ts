@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { startTestServer, type TestServer, type TestTenant } from '../test-support/test-server.js';
 import type { EventStore } from '../engine/event-store.js';
-import { TailClient, type OpenResult } from './test-client.js';
+import { TailClient, type OpenResult } from '../test-support/tail/test-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

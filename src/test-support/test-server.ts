@@ -111,7 +111,7 @@ async function freshBlobStore(env: Record<string, string> | undefined): Promise<
   const base = process.env.OPS_TEST_BLOB_URL;
   if (!base || env?.OPS_BLOB_URL !== undefined) return undefined;
   // Loaded only on that leg: the AWS SDK is not for every test file to load.
-  const { clearS3Prefix, freshS3Url } = await import('../stores/blobs/s3-testing.js');
+  const { clearS3Prefix, freshS3Url } = await import('./stores/s3-testing.js');
   const url = await freshS3Url(base);
   return { url, clear: () => clearS3Prefix(url) };
 }
@@ -124,7 +124,7 @@ async function freshBlobStore(env: Record<string, string> | undefined): Promise<
 async function freshClickHouse(env: Record<string, string> | undefined): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
   const base = process.env.OPS_TEST_CLICKHOUSE_URL;
   if (!base || env?.OPS_EVENTS_URL !== undefined) return undefined;
-  const { dropClickHouseDatabase, freshClickHouseUrl } = await import('../engine/clickhouse/clickhouse-testing.js');
+  const { dropClickHouseDatabase, freshClickHouseUrl } = await import('./engine/clickhouse-testing.js');
   const url = freshClickHouseUrl(base);
   return { url, drop: () => dropClickHouseDatabase(url) };
 }

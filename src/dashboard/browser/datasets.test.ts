@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
 import { needs } from '../../test-support/ci.js';
 
 const hourMs = 3_600_000;

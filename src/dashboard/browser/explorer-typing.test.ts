@@ -2,8 +2,8 @@
 // editor lost or moved), with its completions; in a file of its own so it runs beside the rest.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { noBrowser, startDashboard, type Dashboard } from './test-browser.js';
-import { clearEditor, completions, editorText, explorerOwner, rowCount, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { noBrowser, startDashboard, type Dashboard } from '../../test-support/dashboard/test-browser.js';
+import { clearEditor, completions, editorText, explorerOwner, rowCount, runQuery, seedExplorer, settled } from '../../test-support/dashboard/test-explorer.js';
 import { needs } from '../../test-support/ci.js';
 
 describe('explorer editor in Chromium: typing key by key, completions', needs(noBrowser), () => {

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TailClient } from '../../tail/test-client.js';
-import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
-import { editorText, explorerOwner, minute, rowCount, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { TailClient } from '../../test-support/tail/test-client.js';
+import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
+import { editorText, explorerOwner, minute, rowCount, runQuery, seedExplorer, settled } from '../../test-support/dashboard/test-explorer.js';
 import { needs } from '../../test-support/ci.js';
 
 describe('explorer in Chromium: query, errors, filter, histogram, group by, live tail', needs(noBrowser), () => {

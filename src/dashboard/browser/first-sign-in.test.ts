@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { exited, freePort, opsctlArgs, serveProcess } from '../../test-support/test-process.js';
-import { ensureWebAppBuilt, launchChromium, noBrowser, openContext, password, titled } from './test-browser.js';
+import { ensureWebAppBuilt, launchChromium, noBrowser, openContext, password, titled } from '../../test-support/dashboard/test-browser.js';
 import { needs } from '../../test-support/ci.js';
 
 /** `opsctl <args>` (compiled, as a shell runs it) on `env`; its one JSON object. */

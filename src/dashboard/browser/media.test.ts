@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
-import { gif, mp4, pdf, png, sized } from '../../media/test-files.js';
+import { assertNoPageOverflow, noBrowser, password, startDashboard, titled, unexpected, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
+import { gif, mp4, pdf, png, sized } from '../../test-support/media/test-files.js';
 import { needs } from '../../test-support/ci.js';
 
 interface Dropped {

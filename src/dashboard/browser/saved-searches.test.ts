@@ -4,8 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
-import { clearEditor, editorText, explorerOwner, runQuery, seedExplorer, settled } from './test-explorer.js';
+import { assertNoPageOverflow, noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
+import { clearEditor, editorText, explorerOwner, runQuery, seedExplorer, settled } from '../../test-support/dashboard/test-explorer.js';
 import { needs } from '../../test-support/ci.js';
 
 interface Saved {

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { noBrowser, password, startDashboard, unexpected, type Dashboard } from './test-browser.js';
+import { noBrowser, password, startDashboard, unexpected, type Dashboard } from '../../test-support/dashboard/test-browser.js';
 import { needs } from '../../test-support/ci.js';
 
 const minute = 60_000;

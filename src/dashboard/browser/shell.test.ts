@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { noBrowser, password, startDashboard, titled, widths, type Dashboard } from './test-browser.js';
+import { noBrowser, password, startDashboard, titled, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
 import { needs } from '../../test-support/ci.js';
 
 describe('dashboard shell in Chromium: sign-in, switcher, sign-out', needs(noBrowser), () => {

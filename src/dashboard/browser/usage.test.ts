@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from './test-browser.js';
-import { sized } from '../../media/test-files.js';
+import { noBrowser, startDashboard, titled, unexpected, widths, type Dashboard } from '../../test-support/dashboard/test-browser.js';
+import { sized } from '../../test-support/media/test-files.js';
 import { needs } from '../../test-support/ci.js';
 
 const imageBytes = 2_500_000;

@@ -14,10 +14,10 @@ import { EventStoreLockedError, EventStoreUnavailableError, matchAll, type NewEv
 import { encodeBatch } from '../wal/event-batch.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
-import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from '../../test-support/engine/clickhouse-testing.js';
 import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { clickhouseEventColumns, migrations, schemaTableDdl } from './clickhouse-schema.js';
-import { TcpProxy } from '../../cluster/test-services.js';
+import { TcpProxy } from '../../test-support/cluster/test-services.js';
 import { legs } from '../../test-support/ci.js';
 
 const base = process.env.OPS_TEST_CLICKHOUSE_URL;

@@ -14,7 +14,7 @@ import type { NewEvent } from '../event-store.js';
 import { encodeBatch } from '../wal/event-batch.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import { ClickHouseEngine } from './clickhouse-engine.js';
-import { dropClickHouseDatabase, freshClickHouseUrl } from './clickhouse-testing.js';
+import { dropClickHouseDatabase, freshClickHouseUrl } from '../../test-support/engine/clickhouse-testing.js';
 import { parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import { slotAssignments } from './clickhouse-hot-backfill.js';
 import { refreshEveryMs } from './clickhouse-hot-layouts.js';

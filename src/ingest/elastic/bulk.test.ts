@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { query } from '../test-queries.js';
+import { query } from '../../test-support/ingest/test-queries.js';
 
 const ndjson = (...lines: unknown[]) => `${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`;
 

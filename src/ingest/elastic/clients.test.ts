@@ -5,7 +5,7 @@ import { Client, errors } from '@elastic/elasticsearch';
 import pino from 'pino';
 import pinoElasticModule from 'pino-elasticsearch';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { distinctMessages, query, severityCounts } from '../test-queries.js';
+import { distinctMessages, query, severityCounts } from '../../test-support/ingest/test-queries.js';
 
 // A CommonJS module whose typings say `export default`: at run time the default import is the function itself.
 const pinoElastic = pinoElasticModule as unknown as typeof pinoElasticModule.default;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { distinctMessages, query, severityCounts } from '../test-queries.js';
+import { distinctMessages, query, severityCounts } from '../../test-support/ingest/test-queries.js';
 import { needs } from '../../test-support/ci.js';
 
 const syslogNg = '/usr/sbin/syslog-ng';

@@ -6,7 +6,7 @@ import { pinoLoki } from 'pino-loki';
 import winston from 'winston';
 import LokiTransport from 'winston-loki';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { distinctMessages, query, severityCounts } from '../test-queries.js';
+import { distinctMessages, query, severityCounts } from '../../test-support/ingest/test-queries.js';
 
 const lines = 10_000;
 const levels = ['info', 'warn', 'error', 'debug'] as const;

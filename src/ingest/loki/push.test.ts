@@ -4,8 +4,8 @@ import zlib from 'node:zlib';
 import protobuf from 'protobufjs';
 import snappy from 'snappy';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { TailClient } from '../../tail/test-client.js';
-import { query } from '../test-queries.js';
+import { TailClient } from '../../test-support/tail/test-client.js';
+import { query } from '../../test-support/ingest/test-queries.js';
 import { pushProto } from './push-proto.js';
 
 /**

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { payloadShapeProblem } from '../core/limits.js';
 import { anyValue, type Reading, type WireFormat } from './any-value.js';
 import { decodeJson, decodeProtobuf } from './decode.js';
-import { anyValueOf, AnyValueCodec, logsRequest, toProtobuf, type JsonValue } from './test-requests.js';
+import { anyValueOf, AnyValueCodec, logsRequest, toProtobuf, type JsonValue } from '../../test-support/ingest/otlp-test-requests.js';
 
 const reading = (format: WireFormat): Reading => ({ format, values: 0 });
 const int64Range = { min: -(2n ** 63n), max: 2n ** 63n - 1n };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
 import { matchAll } from '../../engine/event-store.js';
-import { anyValueOf, decodeResponse, decodeStatus, logsRequest, postLogs, toProtobuf, type JsonValue, type OtlpAnswer } from './test-requests.js';
+import { anyValueOf, decodeResponse, decodeStatus, logsRequest, postLogs, toProtobuf, type JsonValue, type OtlpAnswer } from '../../test-support/ingest/otlp-test-requests.js';
 
 const one = (message: string) => logsRequest({ records: [{ body: { stringValue: message } }] });
 /** A kvlist nested `depth` levels: a record attribute of it sits `depth + 1` levels into the payload. */

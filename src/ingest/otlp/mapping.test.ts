@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestTenant } from '../../test-support/test-server.js';
 import { matchAll } from '../../engine/event-store.js';
 import { severities } from '../../shared/event-record.js';
-import { anyValueOf, attributes, decodeResponse, logsRequest, postLogs, toProtobuf, type ResourceSpec } from './test-requests.js';
+import { anyValueOf, attributes, decodeResponse, logsRequest, postLogs, toProtobuf, type ResourceSpec } from '../../test-support/ingest/otlp-test-requests.js';
 
 const at = Date.parse('2026-11-21T17:19:00.123Z');
 const ns = (ms: number) => (BigInt(ms) * 1_000_000n + 456_789n).toString();

@@ -7,7 +7,7 @@ import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-ot
 import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { startTestServer, type TestServer } from '../../test-support/test-server.js';
-import { TailClient } from '../../tail/test-client.js';
+import { TailClient } from '../../test-support/tail/test-client.js';
 
 interface Exported {
   code: number;

@@ -7,7 +7,7 @@ import { tenantKey } from '../../tenancy/tenant.js';
 import type { MonitorService } from '../monitor-service.js';
 import type { NotificationService } from '../../notifications/notification-service.js';
 import type { PublicUrls } from '../../kernel/public-urls.js';
-import { sendMonitorTest } from '../test-notification.js';
+import { sendMonitorTest } from '../notification-check.js';
 import { toMonitorView } from '../monitor.js';
 import type { MonitorStatuses } from '../status.js';
 import type { MonitorsTable } from '../tables.js';

@@ -7,7 +7,7 @@ import { ConfigError } from '../../config/config.js';
 import { BlobStoreUnavailableError } from './blob-store.js';
 import { openBlobStore } from './open-blob-store.js';
 import { S3BlobStore, parseS3Url, partSize } from './s3-blob-store.js';
-import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from './s3-testing.js';
+import { clearS3Prefix, freshS3Url, startTcpProxy, testBlobUrl, withEndpoint, type TcpProxy } from '../../test-support/stores/s3-testing.js';
 import { legs } from '../../test-support/ci.js';
 
 const base = testBlobUrl();

@@ -4,12 +4,12 @@ import path from 'node:path';
 import pg from 'pg';
 import http from 'node:http';
 import { spawn } from 'node:child_process';
-import { exited, freePort, opsctlArgs } from '../test-support/test-process.js';
-import { loadConfig } from '../config/config.js';
-import { createContext, type AppContext } from '../app/context.js';
-import { systemClock } from '../shared/clock.js';
-import { parseScopes } from '../tokens/token-service.js';
-import type { Tenant } from '../tenancy/tenant.js';
+import { exited, freePort, opsctlArgs } from '../test-process.js';
+import { loadConfig } from '../../config/config.js';
+import { createContext, type AppContext } from '../../app/context.js';
+import { systemClock } from '../../shared/clock.js';
+import { parseScopes } from '../../tokens/token-service.js';
+import type { Tenant } from '../../tenancy/tenant.js';
 
 /**
  * A data directory (and on the PostgreSQL leg a database of its own) for tests that run the

@@ -3,7 +3,7 @@
 // login pages (any login, any password) that the browser test fills in.
 import http from 'node:http';
 import Provider from 'oidc-provider';
-import { freePort } from '../test-support/test-process.js';
+import { freePort } from '../test-process.js';
 
 export interface TestProvider {
   issuer: string;

@@ -1,7 +1,7 @@
 // Test support for the dashboard's tests: a browser's session and a member who can sign in.
 import assert from 'node:assert/strict';
-import type { TestResponse, TestServer } from '../test-support/test-server.js';
-import { dashboardService } from './capability.js';
+import type { TestResponse, TestServer } from '../test-server.js';
+import { dashboardService } from '../../dashboard/capability.js';
 
 /** The password every member made by `member` has. */
 export const password = 'correct horse battery staple';

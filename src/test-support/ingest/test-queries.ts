@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { TestServer } from '../test-support/test-server.js';
+import type { TestServer } from '../test-server.js';
 
 /** One SOQL query's answer body, as tenant A (or `token`) sees it. */
 export async function query(s: TestServer, q: string, token?: string): Promise<Record<string, unknown> & { events: Array<Record<string, unknown>> }> {

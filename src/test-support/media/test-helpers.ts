@@ -1,6 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
-import type { TestServer } from '../test-support/test-server.js';
+import type { TestServer } from '../test-server.js';
 
 /**
  * What the server's blob store holds, whichever it is (files, or S3 on the S3 leg): stored

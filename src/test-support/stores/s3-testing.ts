@@ -7,7 +7,7 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3';
-import { S3BlobStore, parseS3Url } from './s3-blob-store.js';
+import { S3BlobStore, parseS3Url } from '../../stores/blobs/s3-blob-store.js';
 
 /**
  * The S3 leg of the tests: OPS_TEST_BLOB_URL names a bucket on a real S3-compatible server

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startTestServer, type TestServer, type TestServerOptions } from '../../test-support/test-server.js';
-import { dashboardService } from '../capability.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../test-server.js';
+import { dashboardService } from '../../dashboard/capability.js';
 // @ts-expect-error a plain .mjs module shared with `npm start` (no types)
 import { webAppStale } from '../../../scripts/web-app-stale.mjs';
 

@@ -2,8 +2,8 @@
 // OPS_DNS_SERVERS at it, so domain verification runs its real look-up through Node's resolver.
 import assert from 'node:assert/strict';
 import { createServer, Packet } from 'dns2';
-import type { TestResponse, TestServer } from '../test-support/test-server.js';
-import { freePort } from '../test-support/test-process.js';
+import type { TestResponse, TestServer } from '../test-server.js';
+import { freePort } from '../test-process.js';
 
 export interface TestDns {
   /** For OPS_DNS_SERVERS: `127.0.0.1:<port>`. */

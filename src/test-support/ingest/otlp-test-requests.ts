@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 import generatedRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
-import { ErrorInfoType, StatusType } from './proto.js';
+import { ErrorInfoType, StatusType } from '../../ingest/otlp/proto.js';
 
 /**
  * Builders of OTLP/JSON requests for the tests, and their binary protobuf form made by the

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import type { SupportedType } from './sniff.js';
+import type { SupportedType } from '../../media/sniff.js';
 
 /** Minimal valid files of every supported type, for tests (real headers, decodable content). */
 

@@ -1,6 +1,6 @@
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../test-support/test-server.js';
+import { startTestServer, type TestServer } from '../test-server.js';
 import { startReceiver } from '../notifications/test-receiver.js';
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
